@@ -1,0 +1,179 @@
+"""``cudal1-eval``: evaluate solutions (or each task's own reference) over a suite.
+
+    cudal1-eval --suite builtin --list
+    cudal1-eval --suite builtin:level1 --solutions my_kernels/ --device cuda --json out.json --store run.sqlite
+
+Exit codes: 0 when the run completed (bad candidates are results, not errors); 2 for bad arguments, a
+missing path, an unusable store, or no GPU where one was asked for (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from .config import BASELINES, EvalConfig
+from .store import ResultStore, StoreError
+from .suite import SuiteError, load_suite_report, reference_candidate
+from .summary import format_summary, summarize
+from .types import Candidate, EvalResult, Task
+
+
+class UsageError(Exception):
+    """A bad argument: one line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="cudal1-eval", description="Evaluate candidate kernels against a task suite, honestly.")
+    p.add_argument("--suite", required=True, help="builtin | builtin:levelN | kernelbench:PATH | dir:PATH")
+    p.add_argument("--list", action="store_true", help="print the suite's task names, one per line, and exit")
+    p.add_argument("--solutions", metavar="DIR",
+                   help="folder of <task name>.py files defining ModelNew (default: each task's own reference)")
+    p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when a GPU is visible, else cpu")
+    p.add_argument("--baseline", choices=BASELINES, default="eager", help="how the reference is timed")
+    p.add_argument("--timeout", type=float, metavar="S", help="time limit in seconds for loading and for running "
+                   "each candidate (default 300)")
+    p.add_argument("--trials", type=int, help="correctness trials per candidate (default 5)")
+    p.add_argument("--json", metavar="FILE", help="write one JSON record per evaluated task")
+    p.add_argument("--store", metavar="FILE", help="SQLite results store; finished pairs are not redone")
+    p.add_argument("--run", metavar="NAME", help="label of this run in the store (default: a timestamp)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    return p
+
+
+def load_solutions(folder: str, tasks: list[Task]) -> tuple[list[tuple[Task, Candidate]], list[str]]:
+    """Pairs for tasks that have ``<name>.py`` in ``folder``; plus names of files matching no task."""
+    d = Path(folder).expanduser()
+    if not d.is_dir():
+        raise UsageError(f"solutions folder {d} does not exist")
+    by_name = {t.name: t for t in tasks}
+    pairs, unknown = [], []
+    for f in sorted(d.glob("*.py")):
+        task = by_name.get(f.stem)
+        if task is None:
+            unknown.append(f.name)
+            continue
+        try:
+            src = f.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            src = f"raise ImportError({('cannot read solution file: ' + str(e))!r})\n"
+        pairs.append((task, Candidate(source=src, task=task.name, origin=f"solutions:{d}")))
+    return pairs, unknown
+
+
+class Progress:
+    """One line per finished pair on stderr (``[ 3/60] name  ok  1.02x``), with elapsed time."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.quiet, self.done, self.t0 = total, quiet, 0, time.monotonic()
+
+    def __call__(self, _i: int, r: EvalResult) -> None:
+        self.done += 1
+        if self.quiet:
+            return
+        sp = f"{r.speedup:.2f}x" if r.speedup is not None else "-"
+        extra = f"  [{', '.join(r.flags)}]" if r.flags else ""
+        why = f"  {r.reason[:100]}" if r.status != "ok" else ""
+        w = len(str(self.total))
+        el = time.monotonic() - self.t0
+        print(f"[{self.done:>{w}}/{self.total}] {el:6.0f}s  {r.task:<36} {r.status:<13} {sp:>7}{extra}{why}",
+              file=sys.stderr, flush=True)
+
+
+def _run(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        load = load_suite_report(args.suite)
+    except SuiteError as e:
+        raise UsageError(str(e)) from e
+    for prob in load.problems:
+        print(f"cudal1-eval: task {prob.name} skipped: {prob.reason} ({prob.path})", file=sys.stderr)
+    if args.list:
+        for t in load.tasks:
+            print(t.name)
+        return 0
+    if args.solutions:
+        pairs, unknown = load_solutions(args.solutions, load.tasks)
+        for name in unknown:
+            print(f"cudal1-eval: {name} matches no task of suite {args.suite}; ignored", file=sys.stderr)
+        if not pairs:
+            raise UsageError(f"no file in {args.solutions} is named after a task of suite {args.suite}")
+    else:
+        pairs = [(t, reference_candidate(t)) for t in load.tasks]
+    if not pairs:
+        raise UsageError(f"suite {args.suite} has no usable tasks")
+
+    from .pool import EvalPool, probe_cuda_devices
+
+    device = args.device
+    if device is None:
+        device = "cuda" if probe_cuda_devices() else "cpu"
+    elif device == "cuda" and not probe_cuda_devices():
+        raise UsageError("--device cuda given but no CUDA GPU is visible")
+    try:
+        cfg = EvalConfig(device=device, baseline=args.baseline)
+        if args.timeout is not None:
+            if args.timeout <= 0:
+                raise ValueError("--timeout must be positive")
+            cfg = cfg.replace(compile_timeout_s=args.timeout, run_timeout_s=args.timeout)
+        if args.trials is not None:
+            cfg = cfg.replace(trials=args.trials)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    if args.json:
+        jp = Path(args.json).expanduser()
+        if not jp.parent.is_dir():
+            raise UsageError(f"folder of --json file {jp.parent} does not exist")
+    store = None
+    if args.store:
+        try:
+            store = ResultStore(Path(args.store).expanduser())
+        except StoreError as e:
+            raise UsageError(str(e)) from e
+    run = args.run or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    pool = EvalPool(cfg)
+    if not args.quiet:
+        print(f"cudal1-eval: {len(pairs)} tasks from {args.suite} on {device}, baseline {cfg.baseline}",
+              file=sys.stderr)
+    results = pool.map(pairs, store=store, run=run, on_result=Progress(len(pairs), args.quiet))
+    if store is not None:
+        store.close()
+    if args.json:
+        Path(args.json).expanduser().write_text(json.dumps([r.to_dict() for r in results], indent=1, default=_json_default))
+    print(format_summary(summarize(results)))
+    return 0
+
+
+def _json_default(x: object) -> object:
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return str(x)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+    except UsageError as e:
+        print(f"cudal1-eval: error: {e}", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:
+        print("cudal1-eval: interrupted; results already stored are kept (rerun with the same --store to resume)",
+              file=sys.stderr)
+        code = 130
+    if __name__ == "__main__" or argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Output comparison: structure, NaN/Inf parity and per-dtype tolerances.
+
+Tolerances (elementwise ``|cand - ref| <= atol + rtol * |ref|``; ``atol`` scales with the reference's
+RMS so that values near zero after cancellation are judged against the output's magnitude):
+
+=========  ======  =====================
+dtype      rtol    atol (x rms(ref))
+=========  ======  =====================
+float64    1e-7    1e-7
+float32    1e-4    1e-4
+float16    1e-2    1e-2
+bfloat16   2e-2    2e-2
+integers   exact   exact
+bool       exact   exact
+=========  ======  =====================
+
+fp32 tasks are held to fp32: computing them in TF32, fp16 or bf16 gives errors of 1e-3 and more and
+fails this check. Reported errors: ``max_abs_err`` = max |cand - ref|; ``max_rel_err`` = max of
+|cand - ref| / (atol + rtol * |ref|) * rtol, i.e. the relative error where it is judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1e-4, 1e-4),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (2e-2, 2e-2),
+}
+
+
+def tolerance_for(dtype: torch.dtype) -> tuple[float, float]:
+    """(rtol, atol_scale) for an output dtype; (0, 0) means exact comparison."""
+    return TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+@dataclass
+class Comparison:
+    """Outcome of comparing one candidate output with one reference output."""
+
+    ok: bool
+    reason: str = ""
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    rtol: float = 0.0
+    atol: float = 0.0
+
+
+def flatten_outputs(out: Any) -> list[Any]:
+    """A model's output as a flat list: a tensor, or a tuple/list of tensors (nested allowed)."""
+    if isinstance(out, (tuple, list)):
+        flat: list[Any] = []
+        for o in out:
+            flat.extend(flatten_outputs(o))
+        return flat
+    return [out]
+
+
+def compare_tensor(
+    cand: Any, ref: torch.Tensor, *, rtol: float | None = None, atol: float | None = None, where: str = "output"
+) -> Comparison:
+    """Compare one candidate tensor with the reference tensor.
+
+    Checks in order: exact type ``torch.Tensor`` (no subclass), shape, dtype, device, NaN/Inf parity,
+    then values within tolerance. ``rtol``/``atol`` override the per-dtype defaults.
+    """
+    if type(cand) is not torch.Tensor:
+        return Comparison(False, f"{where} is {type(cand).__name__}, expected an exact torch.Tensor")
+    if cand.shape != ref.shape:
+        return Comparison(False, f"{where} has shape {tuple(cand.shape)}, expected {tuple(ref.shape)}")
+    if cand.dtype != ref.dtype:
+        return Comparison(False, f"{where} has dtype {cand.dtype}, expected {ref.dtype}")
+    if cand.device != ref.device:
+        return Comparison(False, f"{where} is on {cand.device}, expected {ref.device}")
+    d_rtol, d_atol_scale = tolerance_for(ref.dtype)
+    rtol = d_rtol if rtol is None else rtol
+    if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
+        eq = torch.equal(cand, ref)
+        n_bad = 0 if eq else int((cand != ref).sum().item())
+        return Comparison(eq, "" if eq else f"{where}: {n_bad} of {ref.numel()} elements differ (exact dtype)")
+    wide = torch.float64 if ref.dtype == torch.float64 else torch.float32
+    c64 = cand.detach().to(wide)
+    r64 = ref.detach().to(wide)
+    c_nan, r_nan = torch.isnan(c64), torch.isnan(r64)
+    if not torch.equal(c_nan, r_nan):
+        n = int((c_nan != r_nan).sum().item())
+        return Comparison(False, f"{where}: NaN at {n} positions where the reference differs")
+    c_inf, r_inf = torch.isinf(c64), torch.isinf(r64)
+    if not torch.equal(c_inf, r_inf) or not torch.equal(c64[c_inf], r64[r_inf]):
+        return Comparison(False, f"{where}: Inf where the reference has none (or of the other sign)")
+    finite = torch.isfinite(r64)
+    rf, cf = r64[finite], c64[finite]
+    if rf.numel() == 0:
+        return Comparison(True, rtol=rtol)
+    rms = float(rf.square().mean().sqrt().item())
+    atol = d_atol_scale * max(rms, 1e-30) if atol is None else atol
+    diff = (cf - rf).abs()
+    allowed = atol + rtol * rf.abs()
+    max_abs = float(diff.max().item())
+    ratio = diff / allowed
+    worst = float(ratio.max().item())
+    max_rel = worst * rtol if rtol > 0 else float((diff / rf.abs().clamp_min(1e-30)).max().item())
+    if worst > 1.0:
+        n_bad = int((ratio > 1.0).sum().item())
+        idx = int(torch.argmax(ratio).item())
+        return Comparison(
+            False,
+            f"{where}: {n_bad} of {rf.numel()} elements outside tolerance (rtol={rtol:g}, atol={atol:.3g}); "
+            f"worst: got {cf[idx].item():.6g}, expected {rf[idx].item():.6g}; max abs err {max_abs:.3g}",
+            max_abs,
+            max_rel,
+            rtol,
+            atol,
+        )
+    return Comparison(True, "", max_abs, max_rel, rtol, atol)
+
+
+def compare_outputs(cand: Any, ref: Any, *, rtol: float | None = None, atol: float | None = None) -> Comparison:
+    """Compare a candidate's whole output (tensor or nested tuple/list of tensors) with the reference's."""
+    c_flat, r_flat = flatten_outputs(cand), flatten_outputs(ref)
+    if len(c_flat) != len(r_flat):
+        return Comparison(False, f"output has {len(c_flat)} tensors, expected {len(r_flat)}")
+    worst = Comparison(True)
+    for i, (c, r) in enumerate(zip(c_flat, r_flat)):
+        where = "output" if len(r_flat) == 1 else f"output[{i}]"
+        if not isinstance(r, torch.Tensor):
+            if c != r:
+                return Comparison(False, f"{where} is {c!r}, expected {r!r}")
+            continue
+        cmp = compare_tensor(c, r, rtol=rtol, atol=atol, where=where)
+        if not cmp.ok:
+            return cmp
+        worst = Comparison(
+            True,
+            "",
+            max(worst.max_abs_err, cmp.max_abs_err),
+            max(worst.max_rel_err, cmp.max_rel_err),
+            cmp.rtol,
+            cmp.atol,
+        )
+    return worst

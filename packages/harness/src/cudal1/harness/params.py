@@ -1,0 +1,79 @@
+"""Randomise the reference's parameters away from their default init and hand the same values to the
+candidate.
+
+Why: a candidate can be "correct" only because weights sit at their default init (LayerNorm weight = 1,
+bias = 0, BatchNorm running stats = 0/1). The harness draws new values for every floating parameter and
+buffer of the reference (seeded; the same values for every trial) and loads them into the candidate
+with ``load_state_dict(strict=False)``.
+
+Mapping: candidate entries are matched to reference entries first by name and shape, then the rest by
+shape in order of appearance. A candidate that stores a parameter transformed (a scale folded into
+conv weights at init, a transposed weight) receives the reference's raw values and must transform them
+again in a ``load_state_dict`` post hook (``nn.Module.register_load_state_dict_post_hook``): that is
+the documented contract.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def randomise_(model: nn.Module, seed: int) -> None:
+    """Redraw every floating parameter and buffer of ``model`` in place, deterministically from ``seed``.
+
+    Each tensor ``t`` becomes ``m + s * N(0, 1)`` with ``m`` = its current mean and
+    ``s = max(std(t), 0.25 * |m|, 0.1)``, so constant inits (ones, zeros) move away from themselves while
+    the scale of fan-in inits is kept; tensors that were non-negative stay non-negative (``abs``), so
+    variances and scales stay valid.
+    """
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    with torch.no_grad():
+        for _name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            if not t.dtype.is_floating_point or t.numel() == 0:
+                continue
+            t64 = t.detach().to(torch.float64)
+            m = float(t64.mean().item())
+            sd = float(t64.std().item()) if t.numel() > 1 else 0.0
+            s = max(sd, 0.25 * abs(m), 0.1)
+            noise = torch.randn(t.shape, generator=gen, dtype=torch.float64)
+            new = m + s * noise
+            if float(t64.min().item()) >= 0.0:
+                new = new.abs()
+            t.copy_(new.to(device=t.device, dtype=t.dtype))
+
+
+def map_state(reference: nn.Module, candidate: nn.Module) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """Build a state dict for ``candidate`` from ``reference``'s values.
+
+    Returns:
+        (state, unmapped): ``state`` maps candidate keys to reference tensors; ``unmapped`` lists the
+        reference keys with floating values that found no candidate entry.
+    """
+    ref_sd = {k: v for k, v in reference.state_dict().items() if v.dtype.is_floating_point}
+    cand_sd = {k: v for k, v in candidate.state_dict().items() if v.dtype.is_floating_point}
+    state: dict[str, torch.Tensor] = {}
+    used: set[str] = set()
+    for k, v in cand_sd.items():
+        r = ref_sd.get(k)
+        if r is not None and r.shape == v.shape:
+            state[k] = r
+            used.add(k)
+    rest_ref = [k for k in ref_sd if k not in used]
+    for k, v in cand_sd.items():
+        if k in state:
+            continue
+        for rk in rest_ref:
+            if ref_sd[rk].shape == v.shape:
+                state[k] = ref_sd[rk]
+                rest_ref.remove(rk)
+                break
+    return state, rest_ref
+
+
+def share_parameters(reference: nn.Module, candidate: nn.Module) -> list[str]:
+    """Load the reference's (randomised) values into the candidate; return unmapped reference keys."""
+    state, unmapped = map_state(reference, candidate)
+    if state:
+        candidate.load_state_dict(state, strict=False)
+    return unmapped

@@ -1,0 +1,156 @@
+"""Task suites: ``builtin``, ``builtin:levelN``, ``kernelbench:PATH`` and ``dir:PATH``.
+
+A task is one Python file in the KernelBench format: ``class Model(nn.Module)``, ``get_inputs()``,
+``get_init_inputs()`` and module-level sizes. Loading a suite reads files and checks them statically
+(AST); it never imports them into this process. A file that cannot be read, does not parse or lacks one
+of the three names is a :class:`TaskProblem`, reported by name, and the rest of the suite still loads.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .types import Task
+
+BUILTIN_DIR = Path(__file__).parent / "builtin_tasks"
+REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+
+class SuiteError(ValueError):
+    """A suite spec that cannot be loaded at all (bad spec, missing folder, duplicate task names)."""
+
+
+@dataclass(frozen=True)
+class TaskProblem:
+    """A task file that could not become a :class:`Task`, and why."""
+
+    name: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SuiteLoad:
+    """What loading a suite spec produced: usable tasks and the files that were not."""
+
+    spec: str
+    tasks: list[Task] = field(default_factory=list)
+    problems: list[TaskProblem] = field(default_factory=list)
+
+
+def missing_names(source: str) -> list[str]:
+    """Names among ``Model``, ``get_inputs``, ``get_init_inputs`` that the source does not define at
+    module level. Raises SyntaxError if the source does not parse."""
+    tree = ast.parse(source)
+    defined: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    defined.add(t.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                defined.add((a.asname or a.name).split(".")[0])
+    return [n for n in REQUIRED_NAMES if n not in defined]
+
+
+def read_task_file(path: Path, *, level: int | None, suite: str) -> Task | TaskProblem:
+    """Read one task file; return a Task, or a TaskProblem saying what is wrong with it."""
+    name = path.stem
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return TaskProblem(name, str(path), f"cannot read file: {e}")
+    try:
+        missing = missing_names(source)
+    except SyntaxError as e:
+        return TaskProblem(name, str(path), f"syntax error at line {e.lineno}: {e.msg}")
+    if missing:
+        return TaskProblem(name, str(path), f"task file does not define {', '.join(missing)}")
+    return Task(name=name, source=source, level=level, suite=suite, path=str(path))
+
+
+def _task_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.py") if p.is_file() and not p.name.startswith("_"))
+
+
+def _level_of(folder_name: str) -> int | None:
+    m = re.fullmatch(r"level_?(\d+)", folder_name)
+    return int(m.group(1)) if m else None
+
+
+def _load_folders(spec: str, folders: list[tuple[Path, int | None]]) -> SuiteLoad:
+    load = SuiteLoad(spec=spec)
+    seen: dict[str, str] = {}
+    for folder, level in folders:
+        for path in _task_files(folder):
+            item = read_task_file(path, level=level, suite=spec)
+            if item.name in seen:
+                raise SuiteError(
+                    f"task name {item.name!r} appears twice in suite {spec!r} ({seen[item.name]} and {path}); "
+                    "task names are file stems and must be unique"
+                )
+            seen[item.name] = str(path)
+            (load.tasks if isinstance(item, Task) else load.problems).append(item)
+    return load
+
+
+def load_suite_report(spec: str) -> SuiteLoad:
+    """Load a suite spec, keeping problem files as :class:`TaskProblem` entries.
+
+    Specs:
+        ``builtin``: every built-in task (levels 1-3, shipped in this package);
+        ``builtin:level1`` (or ``level2``, ``level3``): one level;
+        ``kernelbench:PATH``: a KernelBench checkout: ``PATH/level1`` .. ``PATH/level4`` as found
+        (``PATH/KernelBench/levelN`` is also accepted);
+        ``dir:PATH``: every ``*.py`` task file in one folder.
+
+    Raises:
+        SuiteError: unknown spec, missing folder, no task folders, duplicate task names.
+    """
+    kind, _, arg = spec.partition(":")
+    if kind == "builtin":
+        if arg and not re.fullmatch(r"level[123]", arg):
+            raise SuiteError(f"unknown built-in level {arg!r}; use builtin, builtin:level1, builtin:level2 or builtin:level3")
+        levels = [int(arg[-1])] if arg else [1, 2, 3]
+        return _load_folders(spec, [(BUILTIN_DIR / f"level{n}", n) for n in levels])
+    if kind == "kernelbench":
+        root = _existing_dir(arg, spec)
+        if not any((root / f"level{n}").is_dir() for n in range(1, 5)) and (root / "KernelBench").is_dir():
+            root = root / "KernelBench"
+        folders = [(root / f"level{n}", n) for n in range(1, 5) if (root / f"level{n}").is_dir()]
+        if not folders:
+            raise SuiteError(f"{root} has no level1..level4 folders; is it a KernelBench checkout?")
+        return _load_folders(spec, folders)
+    if kind == "dir":
+        return _load_folders(spec, [(_existing_dir(arg, spec), None)])
+    raise SuiteError(f"unknown suite spec {spec!r}; use builtin, builtin:levelN, kernelbench:PATH or dir:PATH")
+
+
+def _existing_dir(arg: str, spec: str) -> Path:
+    if not arg:
+        raise SuiteError(f"suite spec {spec!r} needs a path after the colon")
+    p = Path(arg).expanduser()
+    if not p.is_dir():
+        raise SuiteError(f"suite folder {p} does not exist (from spec {spec!r})")
+    return p
+
+
+def load_suite(spec: str) -> list[Task]:
+    """Load a suite spec and return its usable tasks, sorted by level then name.
+
+    Files with problems are left out; use :func:`load_suite_report` to see them.
+    """
+    return load_suite_report(spec).tasks
+
+
+def reference_candidate(task: Task):
+    """The task's own reference submitted as a candidate (``ModelNew = Model``): its speedup must be ~1."""
+    from .types import Candidate
+
+    return Candidate(source=task.source + "\n\nModelNew = Model\n", task=task.name, origin="reference")

@@ -1,0 +1,3 @@
+"""cudal1.rewards: not built yet (issue 5). This package deliberately exposes nothing."""
+
+__all__: list[str] = []

@@ -1,0 +1,93 @@
+"""End-to-end evaluations on CPU with candidates written for each outcome."""
+
+from __future__ import annotations
+
+import pytest
+from cudal1.harness import EvalPool, evaluate, reference_candidate
+
+FAILURE_CASES = {
+    # candidate fixture: (status, words the reason must contain)
+    "wrong_values": ("incorrect", "outside tolerance"),
+    "wrong_shape": ("incorrect", "shape"),
+    "nan_output": ("incorrect", "NaN"),
+    "raises": ("runtime_error", "kernel launch failed"),
+    "os_exit": ("runtime_error", "exited with code 3"),
+    "segfault": ("runtime_error", "SIGSEGV"),
+    "syntax_error": ("compile_error", "syntax error"),
+    "missing_modelnew": ("compile_error", "does not define ModelNew"),
+    "wrong_ctor": ("runtime_error", "ModelNew(*get_init_inputs()) failed: TypeError"),
+    "prints_fake_result": ("incorrect", "outside tolerance"),
+}
+
+
+@pytest.fixture(scope="module")
+def failure_results(fixture_tasks, fast_config, candidate):
+    task = fixture_tasks["tiny_linear_relu"]
+    names = list(FAILURE_CASES)
+    pool = EvalPool(fast_config, cpu_lanes=2)
+    results = pool.map([(task, candidate(n, task.name)) for n in names])
+    return dict(zip(names, results))
+
+
+@pytest.mark.parametrize("name", list(FAILURE_CASES))
+def test_bad_candidates_are_results_with_reasons(failure_results, name):
+    res = failure_results[name]
+    status, words = FAILURE_CASES[name]
+    assert res.status == status, (res.status, res.reason)
+    assert words in res.reason, res.reason
+    assert res.speedup is None
+    assert res.task == "tiny_linear_relu"
+
+
+def test_printed_fake_results_are_not_taken_as_results(failure_results):
+    res = failure_results["prints_fake_result"]
+    assert res.speedup is None
+    assert '"speedup": 100.0' in res.log_tail  # it did print, into the log
+
+
+def test_infinite_loop_times_out_and_the_pool_goes_on(fixture_tasks, fast_config, candidate):
+    task = fixture_tasks["tiny_linear_relu"]
+    cfg = fast_config.replace(run_timeout_s=4.0)
+    pool = EvalPool(cfg)
+    hung, after = pool.map([(task, candidate("infinite_loop", task.name)), (task, reference_candidate(task))])
+    assert hung.status == "timeout"
+    assert "run time limit of 4 s" in hung.reason
+    assert after.status == "ok"  # the dead worker was replaced
+
+
+def test_identical_candidate_measures_about_one(fixture_tasks, fast_config):
+    task = fixture_tasks["tiny_matmul_cpu"]
+    res = evaluate(task, reference_candidate(task), fast_config.replace(time_budget_s=0.6, attempts=3))
+    assert res.status == "ok", res.reason
+    assert 0.8 <= res.speedup <= 1.25, res.timing
+    lo, hi = res.speedup_ci
+    assert lo <= res.timing["speedup_raw"] * 1.2 and hi >= res.timing["speedup_raw"] / 1.2
+    assert res.correctness["trials"] >= 5
+    assert res.correctness["max_abs_err"] == 0.0
+    assert res.environment["torch"]
+    assert res.ref_ms > 0 and res.cand_ms > 0
+    assert res.timing["rounds"] % res.timing["buckets"] == 0
+
+
+def test_slow_candidate_measures_below_one(fixture_tasks, fast_config, candidate):
+    task = fixture_tasks["tiny_linear_relu"]
+    res = evaluate(task, candidate("slow", task.name), fast_config)
+    assert res.status == "ok", res.reason
+    assert res.speedup < 0.9
+    assert res.cand_ms >= 19.0  # it sleeps 20 ms per call: the wall clock sees it
+
+
+def test_correct_rewrite_with_other_parameter_names(fixture_tasks, fast_config, candidate):
+    task = fixture_tasks["tiny_linear_relu"]
+    res = evaluate(task, candidate("correct_rewrite", task.name), fast_config)
+    assert res.status == "ok", res.reason
+    assert res.correctness["max_rel_err"] <= 1e-4
+
+
+def test_weights_are_randomised_away_from_default_init(fixture_tasks, fast_config, candidate):
+    task = fixture_tasks["tiny_layernorm"]
+    pool = EvalPool(fast_config)
+    lazy, honest = pool.map([(task, candidate("layernorm_default_init_only", task.name)),
+                             (task, candidate("layernorm_handwritten", task.name))])
+    assert lazy.status == "incorrect", lazy.reason
+    assert honest.status == "ok", honest.reason
