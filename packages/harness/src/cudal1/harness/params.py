@@ -46,28 +46,38 @@ def randomise_(model: nn.Module, seed: int) -> None:
 def map_state(reference: nn.Module, candidate: nn.Module) -> tuple[dict[str, torch.Tensor], list[str]]:
     """Build a state dict for ``candidate`` from ``reference``'s values.
 
+    Matching, in order: same name and shape; then parameters to parameters and buffers to buffers by
+    shape in order of appearance; then whatever is left by shape.
+
     Returns:
         (state, unmapped): ``state`` maps candidate keys to reference tensors; ``unmapped`` lists the
         reference keys with floating values that found no candidate entry.
     """
     ref_sd = {k: v for k, v in reference.state_dict().items() if v.dtype.is_floating_point}
     cand_sd = {k: v for k, v in candidate.state_dict().items() if v.dtype.is_floating_point}
+    ref_params = {k for k, _ in reference.named_parameters()}
+    cand_params = {k for k, _ in candidate.named_parameters()}
     state: dict[str, torch.Tensor] = {}
-    used: set[str] = set()
+    rest_ref = list(ref_sd)
     for k, v in cand_sd.items():
         r = ref_sd.get(k)
         if r is not None and r.shape == v.shape:
             state[k] = r
-            used.add(k)
-    rest_ref = [k for k in ref_sd if k not in used]
-    for k, v in cand_sd.items():
-        if k in state:
-            continue
-        for rk in rest_ref:
-            if ref_sd[rk].shape == v.shape:
-                state[k] = ref_sd[rk]
-                rest_ref.remove(rk)
-                break
+            rest_ref.remove(k)
+
+    def by_shape(same_kind: bool) -> None:
+        for k, v in cand_sd.items():
+            if k in state:
+                continue
+            for rk in rest_ref:
+                kind_ok = (rk in ref_params) == (k in cand_params) or not same_kind
+                if kind_ok and ref_sd[rk].shape == v.shape:
+                    state[k] = ref_sd[rk]
+                    rest_ref.remove(rk)
+                    break
+
+    by_shape(same_kind=True)
+    by_shape(same_kind=False)
     return state, rest_ref
 
 

@@ -1,0 +1,120 @@
+"""cudal1-eval: listing, bad arguments (exit 2, one line), solutions folders, JSON, store resume."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudal1.harness import load_suite
+from cudal1.harness.cli import main
+
+FIX = Path(__file__).parent / "fixtures"
+FAST = ["--device", "cpu", "--trials", "5", "--timeout", "60", "--quiet"]
+
+
+def run_cli(args, capsys):
+    code = main(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_list_prints_one_task_per_line(capsys):
+    code, out, _ = run_cli(["--suite", "builtin", "--list"], capsys)
+    assert code == 0
+    assert out.split() == [t.name for t in load_suite("builtin")]
+
+
+def test_list_reports_broken_task_files_by_name(capsys):
+    code, out, err = run_cli(["--suite", f"dir:{FIX / 'broken_tasks'}", "--list"], capsys)
+    assert code == 0
+    assert set(out.split()) == {"good_one", "import_fails"}
+    assert "task bad_syntax skipped: syntax error" in err and "task no_model skipped" in err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--suite", "dir:/no/such/dir"], "does not exist"),
+    (["--suite", "bogus"], "unknown suite spec"),
+    (["--suite", "builtin", "--solutions", "/no/such/dir"], "does not exist"),
+    (["--suite", "builtin", "--baseline", "fastest"], "invalid choice"),
+    (["--suite", "builtin", "--device", "tpu"], "invalid choice"),
+    (["--suite", "builtin", "--device", "cpu", "--baseline", "cudagraph"], "needs a CUDA device"),
+    (["--suite", "builtin", "--timeout", "-1", "--device", "cpu"], "positive"),
+    (["--list"], "required"),
+])
+def test_bad_arguments_exit_2_with_one_line(capsys, args, words):
+    code, out, err = run_cli(args, capsys)
+    assert code == 2
+    assert words in err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("cudal1-eval: error:")
+
+
+def test_foreign_store_file_exits_2_and_is_untouched(tmp_path, capsys):
+    p = tmp_path / "mine.db"
+    db = sqlite3.connect(p)
+    db.execute("CREATE TABLE t (x)")
+    db.commit()
+    db.close()
+    before = p.read_bytes()
+    code, _, err = run_cli(["--suite", f"dir:{FIX / 'tasks'}", "--store", str(p), *FAST], capsys)
+    assert code == 2 and "another program" in err
+    assert p.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_solutions_json_and_resume(tmp_path, capsys):
+    sol = tmp_path / "solutions"
+    sol.mkdir()
+    # good, syntax error, missing ModelNew, wrong constructor, and a file that matches no task
+    shutil.copy(FIX / "candidates" / "correct_rewrite.py", sol / "tiny_linear_relu.py")
+    shutil.copy(FIX / "candidates" / "syntax_error.py", sol / "tiny_layernorm.py")
+    shutil.copy(FIX / "candidates" / "missing_modelnew.py", sol / "tiny_matmul_cpu.py")
+    shutil.copy(FIX / "candidates" / "correct_rewrite.py", sol / "not_a_task.py")
+    out_json, store = tmp_path / "out.json", tmp_path / "run.sqlite"
+    args = ["--suite", f"dir:{FIX / 'tasks'}", "--solutions", str(sol), "--json", str(out_json),
+            "--store", str(store), *FAST]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "not_a_task.py matches no task" in err
+    records = json.loads(out_json.read_text())
+    by_task = {r["task"]: r for r in records}
+    assert set(by_task) == {"tiny_linear_relu", "tiny_layernorm", "tiny_matmul_cpu"}
+    for r in records:
+        assert {"task", "status", "speedup", "flags", "reason"} <= set(r)
+        assert isinstance(r["flags"], list) and isinstance(r["reason"], str)
+    assert by_task["tiny_linear_relu"]["status"] == "ok" and by_task["tiny_linear_relu"]["speedup"] > 0
+    assert by_task["tiny_layernorm"]["status"] == "compile_error"
+    assert by_task["tiny_matmul_cpu"]["status"] == "compile_error"
+    assert "success rate" in out and "fast_1" in out and "geometric mean" in out
+    rows = sqlite3.connect(store).execute("SELECT count(*) FROM results").fetchone()[0]
+    assert rows == 3
+    # resume: nothing is redone, the same records come back
+    code, _, err = run_cli(args, capsys)
+    assert code == 0
+    assert sqlite3.connect(store).execute("SELECT count(*) FROM results").fetchone()[0] == 3
+    assert json.loads(out_json.read_text()) == records
+
+
+@pytest.mark.slow
+def test_a_task_whose_import_fails_is_reported_and_the_rest_runs(tmp_path, capsys):
+    out_json = tmp_path / "o.json"
+    code, out, err = run_cli(["--suite", f"dir:{FIX / 'broken_tasks'}", "--json", str(out_json), *FAST], capsys)
+    assert code == 0
+    recs = {r["task"]: r for r in json.loads(out_json.read_text())}
+    assert recs["good_one"]["status"] == "ok"
+    assert "task_error" in recs["import_fails"]["flags"]
+    assert "cudal1_this_module_does_not_exist" in recs["import_fails"]["reason"]
+    assert "left out" in out  # not counted against the candidates
+
+
+def test_console_script_is_installed():
+    exe = Path(sys.executable).parent / "cudal1-eval"
+    res = subprocess.run([str(exe), "--suite", "builtin:level3", "--list"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and len(res.stdout.split()) >= 10
+    bad = subprocess.run([str(exe), "--suite", "dir:/nope"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

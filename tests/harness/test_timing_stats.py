@@ -1,0 +1,109 @@
+"""The timing protocol's statistics: rounding toward 1, buckets, spread, bootstrap, round counts."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cudal1.harness.timing import (
+    PairedTimes,
+    Timer,
+    bootstrap_ci,
+    bucket_means,
+    choose_rounds,
+    measure_pairs,
+    round_toward_one,
+    spread,
+    summarise,
+)
+
+
+@pytest.mark.parametrize(
+    "x, want",
+    [(1.118, 1.11), (0.992, 1.0), (0.5, 0.5), (1.0, 1.0), (2.0, 2.0), (1.999, 1.99), (0.011, 0.02), (1.11, 1.11)],
+)
+def test_round_toward_one_examples(x, want):
+    assert round_toward_one(x) == want
+
+
+@given(st.floats(min_value=1e-3, max_value=1e3, allow_nan=False))
+def test_round_toward_one_never_moves_away_from_one(x):
+    r = round_toward_one(x)
+    assert abs(r - 1.0) <= abs(x - 1.0) + 1e-12
+    assert abs(r - x) <= 0.01 + 1e-12
+
+
+def test_bucket_means_and_spread():
+    vals = [1.0] * 5 + [2.0] * 5
+    assert bucket_means(vals, 2) == [1.0, 2.0]
+    assert spread([1.0, 2.0, 1.5]) == pytest.approx(1.0 / 1.5)
+    assert spread([3.0, 3.0]) == 0.0
+    with pytest.raises(ValueError):
+        bucket_means([1.0], 2)
+
+
+def test_summarise_detects_a_drifting_measurement():
+    steady = PairedTimes(ref=[2.0] * 50, cand=[1.0] * 50)
+    s = summarise(steady, buckets=5, spread_limit=0.1)
+    assert s.stable and s.speedup == 2.0 and s.ci == (2.0, 2.0)
+    drift = PairedTimes(ref=[2.0] * 40 + [4.0] * 10, cand=[1.0] * 50)
+    d = summarise(drift, buckets=5, spread_limit=0.1)
+    assert not d.stable
+    assert d.speedup == 2.0  # the median of bucket ratios resists the one bad bucket
+
+
+def test_bootstrap_ci_brackets_the_ratio():
+    rng = random.Random(1)
+    ref = [2.0 + rng.gauss(0, 0.05) for _ in range(100)]
+    cand = [1.0 + rng.gauss(0, 0.05) for _ in range(100)]
+    lo, hi = bootstrap_ci(ref, cand)
+    assert lo < sum(ref) / sum(cand) < hi
+    assert hi - lo < 0.2
+
+
+def test_choose_rounds_is_a_clamped_multiple_of_buckets():
+    assert choose_rounds(10.0, 1.0, 10, 200, 5) == 100
+    assert choose_rounds(1000.0, 1.0, 10, 200, 5) == 10
+    assert choose_rounds(0.001, 1.0, 10, 200, 5) == 200
+    assert choose_rounds(10.0, 0.33, 10, 200, 7) % 7 == 0
+
+
+def test_measure_pairs_times_in_random_order_on_rotating_sets():
+    timer = Timer(torch.device("cpu"))
+    calls = []
+
+    def ref(x):
+        calls.append(("ref", x))
+        return x
+
+    def cand(x):
+        calls.append(("cand", x))
+        return x
+
+    seen = []
+    times = measure_pairs(timer, ref, cand, [[0], [1], [2]], 30, random.Random(0),
+                          on_output=lambda w, r, k, o: seen.append((w, k, o)))
+    assert len(times.ref) == len(times.cand) == 30
+    firsts = [calls[2 * i][0] for i in range(30)]
+    assert 5 < firsts.count("ref") < 25  # both orders occur
+    assert [calls[2 * i][1] for i in range(6)] == [0, 1, 2, 0, 1, 2]
+    assert all(k == o for _, k, o in seen)
+    assert all(t >= 0 and math.isfinite(t) for t in times.ref + times.cand)
+
+
+def test_timer_uses_clock_captured_before_candidate_code():
+    import time as time_mod
+
+    timer = Timer(torch.device("cpu"))
+    real = time_mod.perf_counter_ns
+    try:
+        time_mod.perf_counter_ns = lambda: 0  # a candidate patching the clock
+        ms, _ = timer.time_call(lambda: sum(range(20000)), [])
+    finally:
+        time_mod.perf_counter_ns = real
+    assert ms > 0
