@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudal1.harness import EvalPool, evaluate, reference_candidate
 
 FAILURE_CASES = {

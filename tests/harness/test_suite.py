@@ -61,4 +61,5 @@ def test_task_and_reference_candidate_round_trip():
     t = load_suite(f"dir:{FIX / 'tasks'}")[0]
     assert Task.from_json(t.to_json()) == t
     c = reference_candidate(t)
-    assert "ModelNew = Model" in c.source and c.task == t.name and c.hash != t.hash
+    assert "class ModelNew(" in c.source and "Model(" not in c.source.replace("ModelNew(", "")
+    assert c.task == t.name and c.hash != t.hash

@@ -86,13 +86,14 @@ def test_measure_pairs_times_in_random_order_on_rotating_sets():
         return x
 
     seen = []
-    times = measure_pairs(timer, ref, cand, [[0], [1], [2]], 30, random.Random(0),
-                          on_output=lambda w, r, k, o: seen.append((w, k, o)))
+    sets = [[0], [1], [2]]
+    times = measure_pairs(timer, ref, cand, lambda r: sets[r % 3], 30, random.Random(0),
+                          on_round=lambda r, outs: seen.append((r % 3, outs["ref"], outs["cand"])))
     assert len(times.ref) == len(times.cand) == 30
     firsts = [calls[2 * i][0] for i in range(30)]
     assert 5 < firsts.count("ref") < 25  # both orders occur
     assert [calls[2 * i][1] for i in range(6)] == [0, 1, 2, 0, 1, 2]
-    assert all(k == o for _, k, o in seen)
+    assert all(k == o_ref == o_cand for k, o_ref, o_cand in seen) and len(seen) == 30
     assert all(t >= 0 and math.isfinite(t) for t in times.ref + times.cand)
 
 

@@ -72,7 +72,7 @@ def load_solutions(folder: str, tasks: list[Task]) -> tuple[list[tuple[Task, Can
 
 
 class Progress:
-    """One line per finished pair on stderr (``[ 3/60] name  ok  1.02x``), with elapsed time."""
+    """A progress bar line per finished pair on stderr (``[####......]  3/60  12s  name  ok  1.02x``)."""
 
     def __init__(self, total: int, quiet: bool) -> None:
         self.total, self.quiet, self.done, self.t0 = total, quiet, 0, time.monotonic()
@@ -86,7 +86,9 @@ class Progress:
         why = f"  {r.reason[:100]}" if r.status != "ok" else ""
         w = len(str(self.total))
         el = time.monotonic() - self.t0
-        print(f"[{self.done:>{w}}/{self.total}] {el:6.0f}s  {r.task:<36} {r.status:<13} {sp:>7}{extra}{why}",
+        filled = round(20 * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (20 - filled)
+        print(f"[{bar}] {self.done:>{w}}/{self.total} {el:5.0f}s  {r.task:<36} {r.status:<13} {sp:>7}{extra}{why}",
               file=sys.stderr, flush=True)
 
 

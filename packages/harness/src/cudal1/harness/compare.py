@@ -34,6 +34,9 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 }
 
 
+CHUNK = 1 << 26  # elements compared at a time: bounds the temporaries to a few hundred MB
+
+
 def tolerance_for(dtype: torch.dtype) -> tuple[float, float]:
     """(rtol, atol_scale) for an output dtype; (0, 0) means exact comparison."""
     return TOLERANCES.get(dtype, (0.0, 0.0))
@@ -83,35 +86,57 @@ def compare_tensor(
         eq = torch.equal(cand, ref)
         n_bad = 0 if eq else int((cand != ref).sum().item())
         return Comparison(eq, "" if eq else f"{where}: {n_bad} of {ref.numel()} elements differ (exact dtype)")
+    if cand.numel() > 0 and cand.data_ptr() == 0:
+        return Comparison(False, f"{where} has no storage (lazy or fake tensor)")
     wide = torch.float64 if ref.dtype == torch.float64 else torch.float32
-    c64 = cand.detach().to(wide)
-    r64 = ref.detach().to(wide)
-    c_nan, r_nan = torch.isnan(c64), torch.isnan(r64)
-    if not torch.equal(c_nan, r_nan):
-        n = int((c_nan != r_nan).sum().item())
-        return Comparison(False, f"{where}: NaN at {n} positions where the reference differs")
-    c_inf, r_inf = torch.isinf(c64), torch.isinf(r64)
-    if not torch.equal(c_inf, r_inf) or not torch.equal(c64[c_inf], r64[r_inf]):
-        return Comparison(False, f"{where}: Inf where the reference has none (or of the other sign)")
-    finite = torch.isfinite(r64)
-    rf, cf = r64[finite], c64[finite]
-    if rf.numel() == 0:
+    c_all = cand.detach().reshape(-1)
+    r_all = ref.detach().reshape(-1)
+    n = r_all.numel()
+    # pass 1: NaN/Inf parity and the reference's RMS over finite values, chunk by chunk
+    sq, cnt = 0.0, 0
+    for lo in range(0, n, CHUNK):
+        c = c_all[lo : lo + CHUNK].to(wide)
+        r = r_all[lo : lo + CHUNK].to(wide)
+        c_nan, r_nan = torch.isnan(c), torch.isnan(r)
+        if not torch.equal(c_nan, r_nan):
+            bad = int((c_nan != r_nan).sum().item())
+            return Comparison(False, f"{where}: NaN at {bad} positions where the reference differs")
+        c_inf, r_inf = torch.isinf(c), torch.isinf(r)
+        if not torch.equal(c_inf, r_inf) or not torch.equal(c[c_inf], r[r_inf]):
+            return Comparison(False, f"{where}: Inf where the reference has none (or of the other sign)")
+        fin = torch.isfinite(r)
+        sq += float(r[fin].double().square().sum().item())
+        cnt += int(fin.sum().item())
+    if cnt == 0:
         return Comparison(True, rtol=rtol)
-    rms = float(rf.square().mean().sqrt().item())
+    rms = (sq / cnt) ** 0.5
     atol = d_atol_scale * max(rms, 1e-30) if atol is None else atol
-    diff = (cf - rf).abs()
-    allowed = atol + rtol * rf.abs()
-    max_abs = float(diff.max().item())
-    ratio = diff / allowed
-    worst = float(ratio.max().item())
-    max_rel = worst * rtol if rtol > 0 else float((diff / rf.abs().clamp_min(1e-30)).max().item())
+    # pass 2: errors against the tolerance
+    max_abs = worst = 0.0
+    n_bad = 0
+    worst_pair = (0.0, 0.0)
+    for lo in range(0, n, CHUNK):
+        c = c_all[lo : lo + CHUNK].to(wide)
+        r = r_all[lo : lo + CHUNK].to(wide)
+        fin = torch.isfinite(r)
+        if not bool(fin.all()):
+            c, r = c[fin], r[fin]
+        if r.numel() == 0:
+            continue
+        diff = (c - r).abs()
+        ratio = diff / (atol + rtol * r.abs())
+        i = int(torch.argmax(ratio).item())
+        w = float(ratio[i].item())
+        max_abs = max(max_abs, float(diff.max().item()))
+        n_bad += int((ratio > 1.0).sum().item())
+        if w > worst:
+            worst, worst_pair = w, (float(c[i].item()), float(r[i].item()))
+    max_rel = worst * rtol if rtol > 0 else 0.0
     if worst > 1.0:
-        n_bad = int((ratio > 1.0).sum().item())
-        idx = int(torch.argmax(ratio).item())
         return Comparison(
             False,
-            f"{where}: {n_bad} of {rf.numel()} elements outside tolerance (rtol={rtol:g}, atol={atol:.3g}); "
-            f"worst: got {cf[idx].item():.6g}, expected {rf[idx].item():.6g}; max abs err {max_abs:.3g}",
+            f"{where}: {n_bad} of {cnt} elements outside tolerance (rtol={rtol:g}, atol={atol:.3g}); "
+            f"worst: got {worst_pair[0]:.6g}, expected {worst_pair[1]:.6g}; max abs err {max_abs:.3g}",
             max_abs,
             max_rel,
             rtol,
@@ -126,7 +151,7 @@ def compare_outputs(cand: Any, ref: Any, *, rtol: float | None = None, atol: flo
     if len(c_flat) != len(r_flat):
         return Comparison(False, f"output has {len(c_flat)} tensors, expected {len(r_flat)}")
     worst = Comparison(True)
-    for i, (c, r) in enumerate(zip(c_flat, r_flat)):
+    for i, (c, r) in enumerate(zip(c_flat, r_flat, strict=True)):
         where = "output" if len(r_flat) == 1 else f"output[{i}]"
         if not isinstance(r, torch.Tensor):
             if c != r:

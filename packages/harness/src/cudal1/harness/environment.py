@@ -131,9 +131,7 @@ class ClockMonitor:
         try:
             sm = nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)
             mem = nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)
-            get_reasons = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
-                nv, "nvmlDeviceGetCurrentClocksThrottleReasons"
-            )
+            get_reasons = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
             self.samples.append((sm, mem, int(get_reasons(h))))
         except Exception as e:  # noqa: BLE001
             self.error = str(e)

@@ -166,7 +166,7 @@ class EvalPool:
             return {}
         with ThreadPoolExecutor(self.build_workers) as ex:
             recs = list(ex.map(self._build_one, todo.values()))
-        return dict(zip(todo.keys(), recs))
+        return dict(zip(todo.keys(), recs, strict=True))
 
     # -- evaluation -------------------------------------------------------------------------------
     def _job(self, task: Task, candidate: Candidate, device: str) -> dict[str, Any]:
@@ -313,8 +313,10 @@ def assemble_result(outcome: JobOutcome, base: dict[str, Any], wall_s: float) ->
         flags=flags,
         correctness=r.get("correctness", {}) or {},
         timing=timing,
-        environment=r.get("environment", {}) or {},
+        environment={**(r.get("environment", {}) or {}), **({"memory": r["memory"]} if isinstance(r.get("memory"), dict) else {})},
         build=r.get("build", {}) or {},
+        uses_custom_kernel=r.get("uses_custom_kernel") if isinstance(r.get("uses_custom_kernel"), bool) else None,
+        integrity=r.get("integrity", {}) if isinstance(r.get("integrity"), dict) else {},
         log_tail=tail,
         wall_s=wall_s,
         **base,

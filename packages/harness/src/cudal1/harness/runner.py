@@ -1,12 +1,23 @@
-"""One evaluation, as it runs inside a worker process: load, check correctness, time.
+"""One evaluation, as it runs inside a worker process: load, check integrity and correctness, time.
 
 The parent process never runs candidate code; it gets the dict this module returns through the worker
 protocol (:mod:`cudal1.harness.worker`) and turns it into an :class:`~cudal1.harness.types.EvalResult`.
+
+Order (each step is a rule of the integrity contract, see the harness README):
+  1. the task: two pristine copies (reference, inputs); reference built, parameters randomised, the
+     task-level degeneracy check run, the timer and the identity snapshot taken: all before any
+     candidate code exists in the process;
+  2. static checks of the candidate source (rejecting flags end it here);
+  3. the candidate loaded in its own namespace; patched bindings and flipped backend switches are
+     detected (and undone) after import, construction and every call;
+  4. correctness trials (candidate, reference, candidate again, each on its own clone of fresh inputs;
+     inputs compared after; threads and training mode checked);
+  5. one extra call recorded op by op (reduced precision) and profiled (custom kernels);
+  6. timing (:mod:`cudal1.harness.timed_run`), with outputs of timed calls checked.
 """
 
 from __future__ import annotations
 
-import random
 import time
 import traceback
 from collections.abc import Callable
@@ -16,14 +27,16 @@ from typing import Any
 import torch
 from torch import nn
 
-from .baselines import BaselineError, reference_runner
+from . import integrity
 from .buildcache import extension_snapshot
 from .compare import compare_outputs
 from .config import EvalConfig
-from .environment import ClockMonitor, device_info
+from .environment import device_info
 from .loading import CandidateLoadError, load_candidate, load_task_copy
 from .params import randomise_, share_parameters
-from .timing import Timer, choose_rounds, measure_pairs, summarise
+from .static_checks import analyse
+from .task_checks import check_task
+from .timing import Timer
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -38,7 +51,8 @@ class Verdict(Exception):
         self.flags = flags
 
 
-def _exc_line(e: BaseException) -> str:
+def exc_line(e: BaseException) -> str:
+    """``Type: first line of message (candidate line N)`` for a person."""
     tb = traceback.extract_tb(e.__traceback__)
     where = ""
     for fr in reversed(tb):
@@ -57,7 +71,7 @@ def _to_device(x: Any, device: torch.device) -> Any:
     return x
 
 
-def _clone(args: list[Any]) -> list[Any]:
+def clone_args(args: list[Any]) -> list[Any]:
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
 
@@ -67,10 +81,6 @@ def make_inputs(inputs_module: Any, seed: int, device: torch.device) -> list[Any
     with torch.device(device):
         args = inputs_module.get_inputs()
     return [_to_device(a, device) for a in args]
-
-
-def _nbytes(args: list[Any]) -> int:
-    return sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor))
 
 
 def _construct(cls: type, init_inputs: list[Any], seed: int, device: torch.device) -> nn.Module:
@@ -86,9 +96,7 @@ def evaluate_in_worker(job: dict[str, Any], send: Send) -> dict[str, Any]:
     """Run one evaluation job. Returns the fields of an EvalResult (the parent adds its own)."""
     cfg = EvalConfig.from_dict(job["config"])
     device = torch.device(job["device"])
-    workdir = Path(job["workdir"])
-    out: dict[str, Any] = {"status": "ok", "reason": "", "flags": []}
-    flags: list[str] = out["flags"]
+    out: dict[str, Any] = {"status": "ok", "reason": "", "flags": [], "integrity": {}}
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = False
@@ -97,181 +105,202 @@ def evaluate_in_worker(job: dict[str, Any], send: Send) -> dict[str, Any]:
     elif cfg.cpu_threads:
         torch.set_num_threads(cfg.cpu_threads)
     out["environment"] = device_info(device)
-    seed = cfg.seed
     try:
         with torch.no_grad():
-            _evaluate(job, cfg, device, workdir, seed, out, flags, send)
+            Evaluation(job, cfg, device, out, send).run()
     except Verdict as v:
         out["status"], out["reason"] = v.status, v.reason
-        flags.extend(v.flags)
+        out["flags"].extend(v.flags)
+    out["flags"] = sorted(set(out["flags"]))
     if out["status"] != "ok":
         out.pop("speedup", None)
     return out
 
 
-def _evaluate(
-    job: dict[str, Any],
-    cfg: EvalConfig,
-    device: torch.device,
-    workdir: Path,
-    seed: int,
-    out: dict[str, Any],
-    flags: list[str],
-    send: Send,
-) -> None:
-    # 1. The task: two pristine copies (reference, inputs); the reference model is built and randomised
-    #    before any candidate code runs.
-    try:
-        ref_mod = load_task_copy(job["task_source"], workdir, "ref")
-        inp_mod = load_task_copy(job["task_source"], workdir, "inputs")
-        init_inputs = list(inp_mod.get_init_inputs())
-        reference = _construct(ref_mod.Model, init_inputs, seed, device)
-        randomise_(reference, seed)
-        reference.eval()
-    except Exception as e:  # noqa: BLE001
-        raise Verdict("runtime_error", f"the task itself failed to load or build its Model: {_exc_line(e)}",
-                      ("task_error",)) from e
+class Evaluation:
+    """State of one evaluation inside the worker (see the module docstring for the order)."""
 
-    # 2. The candidate, in its own namespace.
-    send({"type": "phase", "phase": "load"})
-    ext_dir = job.get("extensions_dir")
-    before = extension_snapshot(ext_dir) if ext_dir else {}
-    t0 = time.perf_counter()
-    try:
-        cand_cls = load_candidate(job["candidate_source"], workdir)
-    except CandidateLoadError as e:
-        raise Verdict("compile_error", str(e)) from e
-    load_s = time.perf_counter() - t0
-    after = extension_snapshot(ext_dir) if ext_dir else {}
-    out["build"] = {
-        "import_s": round(load_s, 3),
-        "built_now": any(after.get(k) != v for k, v in before.items()) or bool(set(after) - set(before)),
-        "extensions": sorted(after),
-    }
-    try:
-        candidate = _construct(cand_cls, init_inputs, seed, device)
-    except BaseException as e:  # noqa: BLE001
-        raise Verdict("runtime_error", f"ModelNew(*get_init_inputs()) failed: {_exc_line(e)}") from e
-    try:
-        unmapped = share_parameters(reference, candidate)
-    except Exception as e:  # noqa: BLE001
-        raise Verdict("runtime_error", f"loading the reference's parameters into ModelNew failed: {_exc_line(e)}") from e
-    if unmapped:
-        out["unmapped_parameters"] = unmapped
-    candidate.eval()
-    send({"type": "phase", "phase": "run"})
+    def __init__(self, job: dict[str, Any], cfg: EvalConfig, device: torch.device, out: dict[str, Any],
+                 send: Send) -> None:
+        self.job, self.cfg, self.device, self.out, self.send = job, cfg, device, out, send
+        self.flags: list[str] = out["flags"]
+        self.info: dict[str, Any] = out["integrity"]
+        self.workdir = Path(job["workdir"])
+        self.seed = cfg.seed
 
-    # 3. Correctness: fresh seed per trial; candidate, then reference, then candidate again.
-    worst_abs = worst_rel = 0.0
-    rtol = atol = None
-    for i in range(cfg.trials):
-        args = make_inputs(inp_mod, seed + 1000 * (i + 1), device)
-        c1 = _call_candidate(candidate, _clone(args), f"trial {i + 1}")
-        ref_out = reference(*_clone(args))
-        c2 = _call_candidate(candidate, _clone(args), f"trial {i + 1} (second call)")
-        for label, c in (("", c1), (" (second call)", c2)):
-            cmp = compare_outputs(c, ref_out, rtol=cfg.rtol, atol=cfg.atol)
-            if not cmp.ok:
-                raise Verdict("incorrect", f"trial {i + 1}{label}: {cmp.reason}")
-            worst_abs = max(worst_abs, cmp.max_abs_err)
-            worst_rel = max(worst_rel, cmp.max_rel_err)
-            rtol, atol = cmp.rtol, cmp.atol
-        del c1, c2, ref_out, args
-    out["correctness"] = {
-        "trials": cfg.trials,
-        "max_abs_err": worst_abs,
-        "max_rel_err": worst_rel,
-        "rtol": rtol,
-        "atol_last": atol,
-    }
+    # -- guards -----------------------------------------------------------------------------------
+    def guard(self, when: str, check_threads: bool = True) -> None:
+        """Undo and report patched bindings and flipped backend switches (called after candidate code)."""
+        changed = self.snapshot.changed()
+        if changed:
+            self.snapshot.restore()
+            raise Verdict("rejected", f"the candidate replaced {', '.join(changed[:5])} ({when}); "
+                          "patching torch, timers or the harness is not allowed", ("monkeypatch",))
+        now = integrity.backend_flags()
+        new_flags, what = integrity.flag_changes(self.backend, now)
+        if what:
+            self.flags.extend(new_flags)
+            self.info.setdefault("backend_switches", []).extend(f"{w} ({when})" for w in what)
+            integrity.restore_backend_flags(self.backend)
+        extra = integrity.live_threads() - self.threads0
+        if check_threads and extra > 0:
+            raise Verdict("rejected", f"{extra} thread(s) started by the candidate still run after it returned "
+                          f"({when}): work outside the timed call", ("threads",))
+        training = integrity.training_modules(self.candidate) if hasattr(self, "candidate") else []
+        if training:
+            raise Verdict("rejected", f"the candidate switched {', '.join(training[:3])} to training mode ({when}); "
+                          "both models must stay in eval mode", ("mode_change",))
 
-    # 4. Timing.
-    _time(inp_mod, reference, candidate, cfg, device, seed, out, flags)
-
-
-def _call_candidate(candidate: nn.Module, args: list[Any], where: str) -> Any:
-    try:
-        return candidate(*args)
-    except BaseException as e:  # noqa: BLE001
-        raise Verdict("runtime_error", f"ModelNew.forward raised in {where}: {_exc_line(e)}") from e
-
-
-def _input_set_count(cfg: EvalConfig, device: torch.device, set_bytes: int) -> int:
-    if device.type != "cuda" or set_bytes == 0:
-        return cfg.input_sets
-    free, _total = torch.cuda.mem_get_info(device)
-    fit = int(0.25 * free // max(set_bytes, 1))
-    return max(1, min(cfg.input_sets, fit))
-
-
-def _time(
-    inp_mod: Any,
-    reference: nn.Module,
-    candidate: nn.Module,
-    cfg: EvalConfig,
-    device: torch.device,
-    seed: int,
-    out: dict[str, Any],
-    flags: list[str],
-) -> None:
-    first = make_inputs(inp_mod, seed + 7919, device)
-    n_sets = _input_set_count(cfg, device, _nbytes(first))
-    input_sets = [first] + [make_inputs(inp_mod, seed + 7919 * (k + 1), device) for k in range(1, n_sets)]
-    try:
-        ref_fn = reference_runner(reference, cfg.baseline, input_sets, device)
-    except BaselineError as e:
-        raise Verdict("runtime_error", str(e), ("baseline_failed",)) from e
-    l2 = out["environment"].get("l2_bytes") or 0
-    timer = Timer(device, l2_flush_bytes=2 * int(l2) if device.type == "cuda" else 0)
-
-    def cand_fn(*a: Any) -> Any:
-        return candidate(*a)
-
-    # warm-up, which also estimates the per-call time
-    est = {"ref": 0.0, "cand": 0.0}
-    for i in range(max(cfg.warmup, 1)):
-        args = input_sets[i % n_sets]
+    def call_candidate(self, args: list[Any], where: str) -> Any:
         try:
-            ms_r, o = timer.time_call(ref_fn, args)
+            out = self.candidate(*args)
+        except BaseException as e:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from candidate code too
+            self.snapshot.restore()
+            raise Verdict("runtime_error", f"ModelNew.forward raised in {where}: {exc_line(e)}") from e
+        self.guard(where)
+        return out
+
+    # -- steps ------------------------------------------------------------------------------------
+    def run(self) -> None:
+        self.load_task()
+        self.check_static()
+        self.load_candidate()
+        self.correctness()
+        self.observe_one_call()
+        from .timed_run import time_pair
+
+        time_pair(self)
+
+    def load_task(self) -> None:
+        job, device, seed = self.job, self.device, self.seed
+        try:
+            ref_mod = load_task_copy(job["task_source"], self.workdir, "ref")
+            self.inp_mod = load_task_copy(job["task_source"], self.workdir, "inputs")
+            self.init_inputs = list(self.inp_mod.get_init_inputs())
+            self.reference = _construct(ref_mod.Model, self.init_inputs, seed, device)
+            randomise_(self.reference, seed)
+            self.reference.eval()
+            task_peak = self._task_peak_memory()
+            task_check = check_task(self.reference, lambda s: make_inputs(self.inp_mod, s, device), seed)
         except Exception as e:  # noqa: BLE001
-            raise Verdict("runtime_error", f"the reference failed in baseline {cfg.baseline!r}: {_exc_line(e)}",
-                          ("baseline_failed",)) from e
-        del o
+            raise Verdict("runtime_error", f"the task itself failed to load or run its Model: {exc_line(e)}",
+                          ("task_error",)) from e
+        if task_peak is not None:
+            self.out["memory"] = {"task_peak_bytes": task_peak}
+        self.info["task_check"] = task_check
+        if task_check["degenerate"]:
+            self.flags.append("task_degenerate")
+        l2 = self.out["environment"].get("l2_bytes") or 0
+        self.timer = Timer(device, l2_flush_bytes=2 * int(l2) if device.type == "cuda" else 0)
+        self.snapshot = integrity.IdentitySnapshot()
+        self.backend = integrity.backend_flags()
+        self.threads0 = integrity.live_threads()
+
+    def _task_peak_memory(self) -> int | None:
+        """Peak GPU bytes of the task on its own: the reference model, one input set, one eager forward."""
+        if self.device.type != "cuda":
+            return None
+        torch.cuda.synchronize(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        args = make_inputs(self.inp_mod, self.seed, self.device)
+        o = self.reference(*args)
+        torch.cuda.synchronize(self.device)
+        peak = torch.cuda.max_memory_allocated(self.device)
+        del o, args
+        return int(peak)
+
+    def check_static(self) -> None:
+        rep = analyse(self.job["candidate_source"])
+        self.info["static"] = rep.evidence
+        self.flags.extend(f for f in rep.flags if f != "custom_kernel_source")
+        if rep.rejecting:
+            first = rep.rejecting[0]
+            raise Verdict("rejected", f"{first}: {rep.evidence[first][0]} (static check; see the harness README)")
+
+    def load_candidate(self) -> None:
+        self.send({"type": "phase", "phase": "load"})
+        ext_dir = self.job.get("extensions_dir")
+        before = extension_snapshot(ext_dir) if ext_dir else {}
+        t0 = time.perf_counter()
         try:
-            ms_c, o = timer.time_call(cand_fn, args)
+            cand_cls = load_candidate(self.job["candidate_source"], self.workdir)
+        except CandidateLoadError as e:
+            self.snapshot.restore()
+            raise Verdict("compile_error", str(e)) from e
+        load_s = time.perf_counter() - t0
+        after = extension_snapshot(ext_dir) if ext_dir else {}
+        self.out["build"] = {
+            "import_s": round(load_s, 3),
+            "built_now": any(after.get(k) != v for k, v in before.items()) or bool(set(after) - set(before)),
+            "extensions": sorted(after),
+        }
+        self.guard("while importing the candidate")
+        try:
+            self.candidate = _construct(cand_cls, self.init_inputs, self.seed, self.device)
         except BaseException as e:  # noqa: BLE001
-            raise Verdict("runtime_error", f"ModelNew.forward raised during warm-up: {_exc_line(e)}") from e
-        del o
-        est["ref"], est["cand"] = ms_r, ms_c
-    rounds = choose_rounds(est["ref"] + est["cand"], cfg.time_budget_s, cfg.min_rounds, cfg.max_rounds, cfg.buckets)
-    rng = random.Random(seed)
-    attempts: list[dict[str, Any]] = []
-    summary = None
-    clocks: dict[str, Any] = {}
-    for attempt in range(cfg.attempts):
-        monitor = ClockMonitor(device)
-        with monitor:
-            try:
-                times = measure_pairs(timer, ref_fn, cand_fn, input_sets, rounds, rng)
-            except BaseException as e:  # noqa: BLE001
-                raise Verdict("runtime_error", f"a timed call raised: {_exc_line(e)}") from e
-        summary = summarise(times, cfg.buckets, cfg.spread_limit, seed=seed + attempt)
-        clocks = monitor.summary()
-        attempts.append({"ref_spread": summary.ref_spread, "cand_spread": summary.cand_spread,
-                         "throttled": clocks.get("throttled", False)})
-        if summary.stable and not clocks.get("throttled", False):
-            break
-    assert summary is not None
-    if not summary.stable:
-        flags.append("timing_unstable")
-    if clocks.get("throttled"):
-        flags.append("gpu_throttled")
-    out["speedup"] = summary.speedup
-    out["speedup_ci"] = list(summary.ci)
-    out["ref_ms"] = summary.ref_ms
-    out["cand_ms"] = summary.cand_ms
-    out["timing"] = {**summary.to_dict(), "attempts": attempts, "input_sets": n_sets, "buckets": cfg.buckets,
-                     "warmup": cfg.warmup, "baseline": cfg.baseline}
-    out["environment"]["clocks"] = clocks
-    if device.type == "cuda":
-        out["environment"]["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
+            self.snapshot.restore()
+            raise Verdict("runtime_error", f"ModelNew(*get_init_inputs()) failed: {exc_line(e)}") from e
+        try:
+            unmapped = share_parameters(self.reference, self.candidate)
+        except Exception as e:  # noqa: BLE001
+            raise Verdict("runtime_error", f"loading the reference's parameters into ModelNew failed: {exc_line(e)}") from e
+        if unmapped:
+            self.info["unmapped_parameters"] = unmapped
+        self.candidate.eval()
+        self.guard("while constructing the candidate")
+        self.send({"type": "phase", "phase": "run"})
+
+    def correctness(self) -> None:
+        cfg = self.cfg
+        worst_abs = worst_rel = 0.0
+        rtol = atol = None
+        for i in range(cfg.trials):
+            args = make_inputs(self.inp_mod, self.seed + 1000 * (i + 1), self.device)
+            for label in ("", " (second call)"):
+                mine = clone_args(args)
+                c = self.call_candidate(mine, f"trial {i + 1}{label}")
+                self._check_inputs(args, mine, f"trial {i + 1}{label}")
+                if label == "":
+                    ref_out = self.reference(*clone_args(args))
+                cmp = compare_outputs(c, ref_out, rtol=cfg.rtol, atol=cfg.atol)
+                if not cmp.ok:
+                    raise Verdict("incorrect", f"trial {i + 1}{label}: {cmp.reason}")
+                worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
+                rtol, atol = cmp.rtol, cmp.atol
+                del c, mine
+            del ref_out, args
+        self.out["correctness"] = {"trials": cfg.trials, "max_abs_err": worst_abs, "max_rel_err": worst_rel,
+                                   "rtol": rtol, "atol_last": atol}
+
+    def _check_inputs(self, pristine: list[Any], used: list[Any], where: str) -> None:
+        for k, (p, u) in enumerate(zip(pristine, used, strict=True)):
+            if isinstance(p, torch.Tensor) and not (isinstance(u, torch.Tensor) and torch.equal(p, u)):
+                raise Verdict("rejected", f"the candidate wrote into its input {k} ({where}); inputs must not be "
+                              "mutated", ("input_mutated",))
+
+    def observe_one_call(self) -> None:
+        """One extra candidate call, recorded op by op and profiled for the kernels it launched."""
+        args = make_inputs(self.inp_mod, self.seed + 555, self.device)
+        ref_rec, cand_rec = integrity.OpRecorder(), integrity.OpRecorder()
+        try:
+            with ref_rec:
+                self.reference(*clone_args(args))
+            with cand_rec:
+                self.candidate(*clone_args(args))
+            low = [op for op in cand_rec.low_precision_ops() if op not in set(ref_rec.low_precision_ops())]
+            if low:
+                self.flags.append("reduced_precision")
+                self.info["low_precision_ops"] = low[:20]
+        except Exception as e:  # noqa: BLE001 - some candidates cannot run under a dispatch mode
+            self.info["op_recording"] = f"unavailable: {exc_line(e)}"
+        self.guard("during the recorded call")
+        names = integrity.kernel_names(lambda: self.candidate(*clone_args(args)), self.device)
+        self.guard("during the profiled call")
+        if names is None:
+            self.out["uses_custom_kernel"] = False if self.device.type == "cpu" else None
+            return
+        lib, custom = integrity.classify_kernels(names)
+        self.info["kernels"] = {"library": lib[:30], "custom": custom[:30]}
+        self.out["uses_custom_kernel"] = bool(custom)
+        if custom:
+            self.flags.append("uses_custom_kernel")

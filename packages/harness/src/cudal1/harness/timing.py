@@ -115,7 +115,7 @@ def summarise(times: PairedTimes, buckets: int, spread_limit: float, seed: int =
     """Turn paired raw times into the reported figures (see module docstring)."""
     rb = bucket_means(times.ref, buckets)
     cb = bucket_means(times.cand, buckets)
-    ratios = [r / c if c > 0 else math.inf for r, c in zip(rb, cb)]
+    ratios = [r / c if c > 0 else math.inf for r, c in zip(rb, cb, strict=True)]
     s_raw = statistics.median(ratios)
     rs, cs = spread(rb), spread(cb)
     return TimingSummary(
@@ -182,28 +182,27 @@ def measure_pairs(
     timer: Timer,
     ref_fn: Callable[..., Any],
     cand_fn: Callable[..., Any],
-    input_sets: Sequence[Sequence[Any]],
+    inputs_for_round: Callable[[int], Sequence[Any]],
     rounds: int,
     rng: random.Random,
-    on_output: Callable[[str, int, int, Any], None] | None = None,
+    on_round: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> PairedTimes:
-    """Run ``rounds`` paired rounds in random order; sets rotate with the round number.
-
-    ``on_output(which, round, set_index, output)`` is called with each timed call's output (which is
-    ``"ref"`` or ``"cand"``) so that outputs of timed calls can be checked.
+    """Run ``rounds`` paired rounds; in each, both models are timed on ``inputs_for_round(r)`` in random
+    order. ``on_round(r, {"ref": output, "cand": output})`` sees both outputs of the round's timed calls
+    (so they can be checked) before they are dropped. Nothing but the calls is inside the timed region.
     """
     times = PairedTimes()
-    k = len(input_sets)
     for r in range(rounds):
-        args = input_sets[r % k]
+        args = inputs_for_round(r)
         order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
         got: dict[str, float] = {}
+        outs: dict[str, Any] = {}
         for which in order:
-            ms, out = timer.time_call(ref_fn if which == "ref" else cand_fn, args)
+            ms, outs[which] = timer.time_call(ref_fn if which == "ref" else cand_fn, args)
             got[which] = ms
-            if on_output is not None:
-                on_output(which, r, r % k, out)
-            del out
+        if on_round is not None:
+            on_round(r, outs)
+        del outs
         times.ref.append(got["ref"])
         times.cand.append(got["cand"])
     return times

@@ -111,6 +111,9 @@ class EvalResult:
         timing: protocol details: rounds, buckets, bucket means (ms), spread, attempts.
         environment: GPU name, compute capability, driver, versions, clocks and throttle reasons.
         build: build-cache facts: key, whether a build ran in this evaluation, build seconds.
+        uses_custom_kernel: True when a CUDA/Triton/CuPy kernel of the candidate's own ran on the GPU
+            (profiled), False when only library/PyTorch kernels ran (or on CPU), None when unknown.
+        integrity: evidence behind the flags: static findings, task check, kernels seen, switches.
         log_tail: the last lines the candidate printed (never parsed, for humans only).
         wall_s: seconds the parent process spent on the pair (its own clock).
     """
@@ -131,6 +134,8 @@ class EvalResult:
     timing: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     build: dict[str, Any] = field(default_factory=dict)
+    uses_custom_kernel: bool | None = None
+    integrity: dict[str, Any] = field(default_factory=dict)
     log_tail: str = ""
     wall_s: float | None = None
 

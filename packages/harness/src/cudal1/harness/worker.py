@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     send = _sender(a.result_fd)
 
-    import torch  # noqa: F401 - the expensive import happens before the job arrives
+    import torch  # noqa: F401 - the expensive imports happen before the job arrives
+    import torch._dynamo  # noqa: F401 - importing it rebinds torch.manual_seed & co; do it before any snapshot
+    import torch.profiler  # noqa: F401
 
     send({"type": "ready", "pid": os.getpid()})
     job = _read_job(a.job_fd)

@@ -1,0 +1,199 @@
+"""Runtime integrity checks inside the worker: what the candidate changed, and what it ran.
+
+* :class:`IdentitySnapshot`: identities of the functions the harness and the reference rely on (torch,
+  torch.nn.functional, torch.Tensor methods, torch.cuda, time, this package), taken before the candidate
+  is imported and compared after it ran. Any change is ``monkeypatch`` (rejected); the originals are put
+  back so the rest of the evaluation is not fooled.
+* :func:`backend_flags` / :func:`restore_backend_flags`: TF32, reduced-precision reductions, cuDNN
+  benchmark. A candidate that flips them is flagged (``reduced_precision`` for precision switches,
+  ``library_flag`` for cuDNN benchmark); the reference always runs with the harness's settings.
+* :class:`OpRecorder`: a TorchDispatchMode that records the dtypes every ATen op of one candidate call
+  saw, so fp16/bf16 arithmetic inside an fp32 task is flagged even when the result stays in tolerance.
+* :func:`kernel_names`: CUDA kernels one call launched (torch.profiler); :func:`classify_kernels` tells
+  library kernels (ATen, cuBLAS, cuDNN, CUTLASS, torch.compile's generated Triton) from custom ones.
+* threads alive and modules in training mode after the candidate ran.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+_WATCHED_MODULE_NAMES = ("torch", "torch.nn.functional", "torch.cuda", "torch.linalg", "torch.fft", "torch.special",
+                         "torch.nn.init", "time", "torch.backends.cudnn")
+
+
+def _watched_objects() -> list[tuple[str, Any]]:
+    objs: list[tuple[str, Any]] = [(n, sys.modules[n]) for n in _WATCHED_MODULE_NAMES if n in sys.modules]
+    objs.append(("torch.Tensor", torch.Tensor))
+    objs.append(("torch.nn.Module", torch.nn.Module))
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("cudal1.harness") and isinstance(mod, types.ModuleType):
+            objs.append((name, mod))
+    return objs
+
+
+class IdentitySnapshot:
+    """Identity of every public callable attribute of the watched modules and classes."""
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], Any] = {}
+        self._owners: dict[str, Any] = {}
+        for oname, obj in _watched_objects():
+            self._owners[oname] = obj
+            for attr, val in list(vars(obj).items()):
+                if attr.startswith("__") and attr not in ("__call__", "__add__", "__mul__", "__matmul__"):
+                    continue
+                if callable(val) or isinstance(val, (staticmethod, classmethod, property)):
+                    self.items[(oname, attr)] = val
+
+    def changed(self) -> list[str]:
+        """Names whose binding differs now (patched, replaced or deleted)."""
+        out = []
+        for (oname, attr), val in self.items.items():
+            now = vars(self._owners[oname]).get(attr, _MISSING)
+            if now is not val:
+                out.append(f"{oname}.{attr}")
+        return out
+
+    def restore(self) -> None:
+        """Put the original bindings back."""
+        for (oname, attr), val in self.items.items():
+            owner = self._owners[oname]
+            if vars(owner).get(attr, _MISSING) is not val:
+                try:
+                    setattr(owner, attr, val)
+                except (AttributeError, TypeError):
+                    pass
+
+
+_MISSING = object()
+
+
+def backend_flags() -> dict[str, Any]:
+    """The global switches that change numerics or algorithm choice."""
+    m = torch.backends.cuda.matmul
+    return {
+        "matmul.allow_tf32": m.allow_tf32,
+        "matmul.allow_fp16_reduced_precision_reduction": m.allow_fp16_reduced_precision_reduction,
+        "matmul.allow_bf16_reduced_precision_reduction": m.allow_bf16_reduced_precision_reduction,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    }
+
+
+def restore_backend_flags(flags: dict[str, Any]) -> None:
+    m = torch.backends.cuda.matmul
+    m.allow_tf32 = flags["matmul.allow_tf32"]
+    m.allow_fp16_reduced_precision_reduction = flags["matmul.allow_fp16_reduced_precision_reduction"]
+    m.allow_bf16_reduced_precision_reduction = flags["matmul.allow_bf16_reduced_precision_reduction"]
+    torch.backends.cudnn.allow_tf32 = flags["cudnn.allow_tf32"]
+    torch.backends.cudnn.benchmark = flags["cudnn.benchmark"]
+    torch.set_float32_matmul_precision(flags["float32_matmul_precision"])
+
+
+def flag_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(flags, descriptions) for switches the candidate changed."""
+    flags, what = [], []
+    for k, v in after.items():
+        if before.get(k) != v:
+            what.append(f"{k}: {before.get(k)!r} -> {v!r}")
+            flags.append("library_flag" if k == "cudnn.benchmark" else "reduced_precision")
+    return sorted(set(flags)), what
+
+
+_LOW = {torch.float16, torch.bfloat16}
+if hasattr(torch, "float8_e4m3fn"):
+    _LOW |= {torch.float8_e4m3fn, torch.float8_e5m2}
+
+
+class OpRecorder(TorchDispatchMode):
+    """Records (op name, dtypes seen) of every ATen op dispatched while active."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: dict[str, set[torch.dtype]] = {}
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001
+        kwargs = kwargs or {}
+        seen: set[torch.dtype] = set()
+        for a in list(args) + list(kwargs.values()):
+            for x in a if isinstance(a, (list, tuple)) else (a,):
+                if isinstance(x, torch.Tensor):
+                    seen.add(x.dtype)
+        if isinstance(kwargs.get("dtype"), torch.dtype):
+            seen.add(kwargs["dtype"])
+        out = func(*args, **kwargs)
+        for x in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(x, torch.Tensor):
+                seen.add(x.dtype)
+        self.ops.setdefault(str(func), set()).update(seen)
+        return out
+
+    def low_precision_ops(self) -> list[str]:
+        return sorted(op for op, dts in self.ops.items() if dts & _LOW)
+
+
+# Kernels from libraries and from PyTorch itself (ATen, cuBLAS/cuBLASLt, cuDNN, CUTLASS, NCCL, Thrust/CUB,
+# torch.compile's generated Triton kernels). Anything else that ran on the GPU is the candidate's own.
+_LIBRARY_KERNEL = re.compile(
+    r"at::|at_cuda_detail|c10::|(^|\W)(void )?(cutlass|cublas|cublasLt|cudnn|nvjet|sm\d+_xmma|xmma_|gemm|gemv|"
+    r"ampere_|hopper_|volta_|turing_|sm80_|sm90_|sm100_|cutlass_|cub::|thrust::|nccl|dot_kernel|reduce_1Block|"
+    r"splitKreduce|scal_kernel|axpy|trsm|fft|regular_fft|vector_fft|implicit_convolve|precomputed_convolve|"
+    r"fmha|flash|pytorch_flash|memcpy|memset|Memcpy|Memset|triton_(poi|red|per|tem|mm|bmm|for)_|cudaGraph)",
+)
+
+
+def classify_kernels(names: list[str]) -> tuple[list[str], list[str]]:
+    """Split kernel names into (library, custom)."""
+    lib, custom = [], []
+    for n in names:
+        (lib if _LIBRARY_KERNEL.search(n) else custom).append(n)
+    return lib, custom
+
+
+def kernel_names(fn: Callable[[], Any], device: torch.device) -> list[str] | None:
+    """Names of the CUDA kernels launched while ``fn()`` ran (None if the profiler is unavailable)."""
+    if device.type != "cuda":
+        return None
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        torch.cuda.synchronize(device)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize(device)
+        names = []
+        for ev in prof.events():
+            if getattr(ev, "device_type", None) is not None and str(ev.device_type).endswith("CUDA"):
+                names.append(ev.name)
+        return sorted(set(names))
+    except Exception:  # noqa: BLE001 - CUPTI missing or busy: report unknown, never guess
+        return None
+
+
+def live_threads() -> int:
+    """Python threads alive (native threads a candidate starts are counted via /proc where it exists)."""
+    return threading.active_count()
+
+
+def native_threads() -> int | None:
+    try:
+        import os
+
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def training_modules(model: torch.nn.Module) -> list[str]:
+    """Names of submodules in training mode (the harness puts everything in eval mode)."""
+    return [n or "<root>" for n, m in model.named_modules() if m.training]

@@ -1,0 +1,219 @@
+"""Static (AST) checks of a candidate's source, before any of it runs.
+
+Each finding is a named flag. Some flags reject the candidate outright (:data:`REJECTING`): there is no
+legitimate kernel that needs them. The others describe the candidate (it uses a side stream, reduced
+precision, a custom kernel ...) and are confirmed or refuted by the runtime checks in the worker.
+
+=====================  =========================================================================
+flag                   found when the source ...
+=====================  =========================================================================
+monkeypatch            assigns to an attribute of an imported module (``torch.matmul = f``,
+                       ``F.relu = f``, ``time.perf_counter = f``) or calls ``setattr`` on one
+calls_reference        uses the name ``Model`` (the task's reference) or imports a task module
+introspection          reaches into the interpreter or the process: ``gc``, ``ctypes``,
+                       ``sys._getframe``, ``inspect.currentframe``/``stack``, ``sys.modules``,
+                       ``__import__``, ``eval``/``exec``/``compile``, ``os.write``/``os.dup*``/
+                       ``os.fdopen``/``os.kill``, ``/proc/``, ``signal``, ``subprocess``
+side_stream            creates CUDA streams (``torch.cuda.Stream``, ``cudaStreamCreate``, CuPy)
+threads                imports ``threading``, ``concurrent.futures`` or ``multiprocessing``
+reduced_precision      mentions fp16/bf16/TF32/autocast, or uses Triton ``tl.dot`` without
+                       ``input_precision="ieee"`` (Triton's fp32 dot defaults to TF32)
+exception_fallback     has ``try``/``except`` inside a ``forward``
+mode_change            calls ``.train(``/``.eval(`` or assigns ``.training`` inside a ``forward``
+stateful_forward       assigns to ``self.<attribute>`` inside a ``forward`` (possible result cache)
+library_flag           sets a ``torch.backends`` switch (cuDNN benchmark, TF32 ...)
+custom_kernel_source   defines a Triton, CUDA/C++ (load_inline), CuPy or Numba kernel
+=====================  =========================================================================
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+REJECTING = frozenset({"monkeypatch", "calls_reference", "introspection"})
+
+_INTROSPECTION_MODULES = {"gc", "ctypes", "inspect", "signal", "subprocess", "builtins", "importlib", "pty"}
+_INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "vars"}
+_OS_DANGEROUS = {"write", "dup", "dup2", "fdopen", "kill", "killpg", "_exit", "fork", "system", "popen",
+                 "execv", "execve", "spawnv", "open", "pipe", "close"}
+_PRECISION_RE = re.compile(
+    r"\.half\(|float16|bfloat16|\bautocast\b|allow_tf32|set_float32_matmul_precision|\btf32\b|__half|half2|"
+    r"__nv_bfloat16|\bfp16\b|\bbf16\b|amp\.", re.IGNORECASE)
+_STREAM_RE = re.compile(r"cuda\.Stream\b|cudaStreamCreate|cuda\.stream\(|Stream\(non_blocking|ExternalStream")
+_KERNEL_RE = re.compile(r"@triton\.jit|triton\.jit\(|load_inline|cpp_extension|RawKernel|RawModule|ElementwiseKernel|"
+                        r"ReductionKernel|cuda\.jit|__global__")
+
+
+@dataclass(frozen=True)
+class StaticReport:
+    """Flags found in a candidate's source and, per flag, where (``line N: text``)."""
+
+    flags: tuple[str, ...]
+    evidence: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def rejecting(self) -> list[str]:
+        return [f for f in self.flags if f in REJECTING]
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, source: str) -> None:
+        self.lines = source.splitlines()
+        self.evidence: dict[str, list[str]] = {}
+        self.module_aliases: set[str] = set()  # names bound to imported modules
+        self.forward_depth = 0
+
+    def add(self, flag: str, node: ast.AST) -> None:
+        ln = getattr(node, "lineno", 0)
+        text = self.lines[ln - 1].strip() if 0 < ln <= len(self.lines) else ""
+        self.evidence.setdefault(flag, []).append(f"line {ln}: {text[:120]}")
+
+    # imports ------------------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            root = a.name.split(".")[0]
+            self.module_aliases.add(a.asname or root)
+            self._check_module(a.name, node)
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = node.module or ""
+        self._check_module(mod, node)
+        for a in node.names:
+            if a.name == "Model" or mod.startswith("cudal1_task") or mod.startswith("cudal1.harness"):
+                self.add("calls_reference", node)
+            if a.name in _INTROSPECTION_MODULES or (mod == "os" and a.name in _OS_DANGEROUS):
+                self.add("introspection", node)
+            # `from torch.nn import functional as F` binds a module
+            self.module_aliases.add(a.asname or a.name)
+        self.generic_visit(node)
+
+    def _check_module(self, name: str, node: ast.AST) -> None:
+        root = name.split(".")[0]
+        if root in _INTROSPECTION_MODULES:
+            self.add("introspection", node)
+        if root in ("threading", "multiprocessing") or name.startswith("concurrent"):
+            self.add("threads", node)
+        if name.startswith("cudal1_task") or name.startswith("cudal1.harness"):
+            self.add("calls_reference", node)
+
+    # names and calls ----------------------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "Model" and isinstance(node.ctx, ast.Load):
+            self.add("calls_reference", node)
+        if node.id in _INTROSPECTION_CALLS and isinstance(node.ctx, ast.Load):
+            self.add("introspection", node)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain = _dotted(node)
+        if chain:
+            if chain in ("sys._getframe", "sys.modules", "sys._current_frames", "sys.settrace", "sys.setprofile"):
+                self.add("introspection", node)
+            if chain.startswith("os.") and chain.split(".")[1] in _OS_DANGEROUS:
+                self.add("introspection", node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        fn = _dotted(node.func)
+        if fn == "setattr" and node.args and _root_name(node.args[0]) in self.module_aliases:
+            self.add("monkeypatch", node)
+        if fn and fn.split(".")[-1] == "dot" and fn.split(".")[0] in ("tl", "triton"):
+            prec = {k.arg: k.value for k in node.keywords}
+            ieee = isinstance(prec.get("input_precision"), ast.Constant) and prec["input_precision"].value == "ieee"
+            no_tf32 = isinstance(prec.get("allow_tf32"), ast.Constant) and prec["allow_tf32"].value is False
+            if not (ieee or no_tf32):
+                self.add("reduced_precision", node)
+        if self.forward_depth and fn and fn.split(".")[-1] in ("train", "eval"):
+            self.add("mode_change", node)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and "/proc/" in node.value:
+            self.add("introspection", node)
+        self.generic_visit(node)
+
+    # assignments --------------------------------------------------------------------------------
+    def _targets(self, targets: list[ast.expr], node: ast.AST) -> None:
+        for t in targets:
+            if isinstance(t, (ast.Tuple, ast.List)):
+                self._targets(list(t.elts), node)
+                continue
+            if isinstance(t, ast.Starred):
+                self._targets([t.value], node)
+                continue
+            root = _root_name(t)
+            if isinstance(t, ast.Attribute):
+                chain = _dotted(t) or ""
+                if chain.startswith("torch.backends."):
+                    self.add("library_flag", node)
+                elif root in self.module_aliases:
+                    self.add("monkeypatch", node)
+            if self.forward_depth and root == "self" and isinstance(t, (ast.Attribute, ast.Subscript)):
+                if isinstance(t, ast.Attribute) and t.attr == "training":
+                    self.add("mode_change", node)
+                else:
+                    self.add("stateful_forward", node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._targets(node.targets, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._targets([node.target], node)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._targets([node.target], node)
+        self.generic_visit(node)
+
+    # forward ------------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        is_fwd = node.name == "forward"
+        self.forward_depth += is_fwd
+        self.generic_visit(node)
+        self.forward_depth -= is_fwd
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Try(self, node: ast.Try) -> None:
+        if self.forward_depth:
+            self.add("exception_fallback", node)
+        self.generic_visit(node)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def analyse(source: str) -> StaticReport:
+    """Static flags of a candidate source (empty report if it does not parse: the loader says why)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return StaticReport(())
+    v = _Visitor(source)
+    v.visit(tree)
+    for rx, flag in ((_PRECISION_RE, "reduced_precision"), (_STREAM_RE, "side_stream"),
+                     (_KERNEL_RE, "custom_kernel_source")):
+        for i, line in enumerate(v.lines, 1):
+            code = line.split("#", 1)[0]
+            if rx.search(code):
+                v.evidence.setdefault(flag, []).append(f"line {i}: {line.strip()[:120]}")
+    flags = tuple(sorted(v.evidence))
+    return StaticReport(flags, v.evidence)

@@ -1,0 +1,98 @@
+"""GPU-only checks of the harness (run on an H100/H200; skipped cleanly without CUDA)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cudal1.harness import Candidate, EvalPool, load_suite, reference_candidate
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+SIDE_STREAM_JOINED = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.stream = torch.cuda.Stream()
+
+    def forward(self, x):
+        cur = torch.cuda.current_stream()
+        self.stream.wait_stream(cur)
+        with torch.cuda.stream(self.stream):
+            y = torch.relu(self.linear(x))
+        cur.wait_stream(self.stream)
+        return y
+'''
+
+ILLEGAL_ADDRESS = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _bad(ptr, n):
+    i = tl.program_id(0) * 1024 + tl.arange(0, 1024)
+    tl.store(ptr + i * 1_000_000_000, 1.0)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        y = torch.relu(self.linear(x))
+        _bad[(64,)](y, y.numel())
+        torch.cuda.synchronize()
+        return y
+'''
+
+
+@pytest.fixture(scope="module")
+def gpu_config(fast_config):
+    return fast_config.replace(device="cuda", cpu_threads=None, time_budget_s=0.5, attempts=3)
+
+
+def test_reference_measures_about_one_on_gpu(fixture_tasks, gpu_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    res = EvalPool(gpu_config).evaluate(task, reference_candidate(task))
+    assert res.status == "ok", res.reason
+    assert 0.9 <= res.speedup <= 1.1
+    env = res.environment
+    assert env["gpu_name"] and env["compute_capability"] and env["torch"]
+    assert "clocks" in env
+
+
+@pytest.mark.parametrize("baseline", ["compile", "compile-reduce-overhead", "cudagraph", "cudnn"])
+def test_baselines_run(fixture_tasks, gpu_config, baseline):
+    task = fixture_tasks["tiny_linear_relu"]
+    res = EvalPool(gpu_config.replace(baseline=baseline)).evaluate(task, reference_candidate(task))
+    assert res.status == "ok", res.reason
+    assert res.timing["baseline"] == baseline
+
+
+def test_side_stream_joined_before_return_is_ok(fixture_tasks, gpu_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    res = EvalPool(gpu_config).evaluate(task, Candidate(source=SIDE_STREAM_JOINED, task=task.name))
+    assert res.status == "ok", res.reason
+
+
+def test_cuda_context_corruption_is_contained(fixture_tasks, gpu_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    bad, good = EvalPool(gpu_config).map([(task, Candidate(source=ILLEGAL_ADDRESS, task=task.name)),
+                                          (task, reference_candidate(task))])
+    assert bad.status == "runtime_error", bad.reason
+    assert good.status == "ok", good.reason
+
+
+def test_builtin_level1_first_task_loads_on_gpu(gpu_config):
+    task = load_suite("builtin:level1")[0]
+    res = EvalPool(gpu_config).evaluate(task, reference_candidate(task))
+    assert res.status == "ok", res.reason
