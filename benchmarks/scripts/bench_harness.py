@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from cudal1.harness import Candidate, EvalConfig, EvalPool, load_suite, reference_candidate
+from cudal1.harness import Candidate, EvalConfig, EvalPool, ResultStore, load_suite, reference_candidate
 
 CUDA_RELU_LINEAR = r'''
 import torch
@@ -76,7 +76,9 @@ def main() -> None:
                   f"timed {r.timing.get('timed_s', 0):5.2f}s mem {mem.get('task_peak_bytes', 0) / 2**30:5.2f}/"
                   f"{mem.get('harness_peak_bytes', 0) / 2**30:5.2f} GiB {list(r.flags)} {r.reason[:80]}", flush=True)
 
-        results = pool.map([(t, reference_candidate(t)) for t in tasks], on_result=progress)
+        store = ResultStore(out / f"{a.label}.sqlite")  # every result on disk as it is made
+        results = pool.map([(t, reference_candidate(t)) for t in tasks], on_result=progress, store=store,
+                           run=a.label)
         record["suite_wall_s"] = time.perf_counter() - t0
         record["results"] = [r.to_dict() for r in results]
         print(f"suite wall time {record['suite_wall_s']:.1f} s for {len(results)} tasks", flush=True)

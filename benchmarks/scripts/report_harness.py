@@ -96,7 +96,7 @@ def main() -> None:
         ci = r.get("speedup_ci") or []
         s2 = res2.get(t, {}).get("speedup") if res2 else None
         lines.append(f"| {t} | {lvl} | {r['status']} | {r['ref_ms']:.3f} | {r['speedup']} | "
-                     f"{'%.3f-%.3f' % tuple(ci) if ci else '-'} | {s2 if s2 is not None else '-'} | {', '.join(r['flags'])} |"
+                     f"{f'{ci[0]:.3f}-{ci[1]:.3f}' if ci else '-'} | {s2 if s2 is not None else '-'} | {', '.join(r['flags'])} |"
                      if r["status"] == "ok" else
                      f"| {t} | {lvl} | {r['status']} | - | - | - | - | {r['reason'][:80]} |")
     Path(a.out).write_text("\n".join(lines) + "\n")
