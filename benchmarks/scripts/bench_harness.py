@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--suite", default="builtin")
     ap.add_argument("--inline-task", default="tests/harness/fixtures/tasks")
     ap.add_argument("--skip-suite", action="store_true")
+    ap.add_argument("--skip-inline", action="store_true")
     ap.add_argument("--cache", default="/tmp/cudal1-bench-cache", help="build cache root")
     a = ap.parse_args()
     out = Path(a.out)
@@ -64,6 +65,21 @@ def main() -> None:
     cfg = EvalConfig(device="cuda", cache_dir=a.cache)
     record: dict = {"label": a.label, "config": cfg.to_dict(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
 
+    if not a.skip_inline:
+        # load_inline candidate evaluated twice (first, so a long suite cannot crowd it out): the second
+        # evaluation must not build
+        task = next(t for t in load_suite(f"dir:{a.inline_task}") if t.name == "tiny_linear_relu")
+        cand = Candidate(source=CUDA_RELU_LINEAR, task=task.name, origin="bench")
+        inline = []
+        for i in range(2):
+            t0 = time.perf_counter()
+            r = EvalPool(cfg).evaluate(task, cand)
+            inline.append({"eval": i + 1, "status": r.status, "reason": r.reason, "wall_s": time.perf_counter() - t0,
+                           "build": r.build, "speedup": r.speedup})
+            print("load_inline eval", i + 1, inline[-1], flush=True)
+        key = EvalPool(cfg).build_key(cand)
+        rec_path = Path(a.cache) / "builds" / key / "build.json"
+        record["load_inline"] = {"evals": inline, "build_record": json.loads(rec_path.read_text()) if rec_path.exists() else None}
     if not a.skip_suite:
         tasks = load_suite(a.suite)
         pool = EvalPool(cfg)
@@ -74,28 +90,17 @@ def main() -> None:
             print(f"[{i + 1:>3}/{len(tasks)}] {time.perf_counter() - t0:6.0f}s {r.task:<36} {r.status:<13} "
                   f"{r.speedup if r.speedup is not None else '-':>5} ref {r.ref_ms or 0:8.3f} ms  wall {r.wall_s:5.1f}s "
                   f"timed {r.timing.get('timed_s', 0):5.2f}s mem {mem.get('task_peak_bytes', 0) / 2**30:5.2f}/"
-                  f"{mem.get('harness_peak_bytes', 0) / 2**30:5.2f} GiB {list(r.flags)} {r.reason[:80]}", flush=True)
+                  f"{mem.get('harness_peak_bytes', 0) / 2**30:5.2f} GiB {list(r.flags)} {r.reason[:80]} "
+                  f"{r.timing.get('phases_s', '')}", flush=True)
 
         store = ResultStore(out / f"{a.label}.sqlite")  # every result on disk as it is made
         results = pool.map([(t, reference_candidate(t)) for t in tasks], on_result=progress, store=store,
                            run=a.label)
         record["suite_wall_s"] = time.perf_counter() - t0
+        store.close()
         record["results"] = [r.to_dict() for r in results]
         print(f"suite wall time {record['suite_wall_s']:.1f} s for {len(results)} tasks", flush=True)
 
-    # load_inline candidate evaluated twice: the second evaluation must not build
-    task = next(t for t in load_suite(f"dir:{a.inline_task}") if t.name == "tiny_linear_relu")
-    cand = Candidate(source=CUDA_RELU_LINEAR, task=task.name, origin="bench")
-    inline = []
-    for i in range(2):
-        t0 = time.perf_counter()
-        r = EvalPool(cfg).evaluate(task, cand)
-        inline.append({"eval": i + 1, "status": r.status, "reason": r.reason, "wall_s": time.perf_counter() - t0,
-                       "build": r.build, "speedup": r.speedup})
-        print("load_inline eval", i + 1, inline[-1], flush=True)
-    key = EvalPool(cfg).build_key(cand)
-    rec_path = Path(a.cache) / "builds" / key / "build.json"
-    record["load_inline"] = {"evals": inline, "build_record": json.loads(rec_path.read_text()) if rec_path.exists() else None}
     (out / f"{a.label}.json").write_text(json.dumps(record, indent=1))
     print("wrote", out / f"{a.label}.json", file=sys.stderr)
 

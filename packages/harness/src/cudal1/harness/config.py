@@ -60,7 +60,7 @@ class EvalConfig:
     warmup: int = 3
     buckets: int = 5
     min_rounds: int = 10
-    max_rounds: int = 200
+    max_rounds: int = 100
     time_budget_s: float = 1.5
     max_spread: float | None = None
     attempts: int = 3

@@ -10,7 +10,7 @@
 * :class:`OpRecorder`: a TorchDispatchMode that records the dtypes every ATen op of one candidate call
   saw, so fp16/bf16 arithmetic inside an fp32 task is flagged even when the result stays in tolerance.
 * :func:`kernel_names`: CUDA kernels one call launched (torch.profiler); :func:`classify_kernels` tells
-  library kernels (ATen, cuBLAS, cuDNN, CUTLASS, torch.compile's generated Triton) from custom ones.
+  the candidate's own kernels (defined in its source) from library and PyTorch kernels.
 * threads alive and modules in training mode after the candidate ran.
 """
 
@@ -142,21 +142,17 @@ class OpRecorder(TorchDispatchMode):
         return sorted(op for op, dts in self.ops.items() if dts & _LOW)
 
 
-# Kernels from libraries and from PyTorch itself (ATen, cuBLAS/cuBLASLt, cuDNN, CUTLASS, NCCL, Thrust/CUB,
-# torch.compile's generated Triton kernels). Anything else that ran on the GPU is the candidate's own.
-_LIBRARY_KERNEL = re.compile(
-    r"at::|at_cuda_detail|c10::|(^|\W)(void )?(cutlass|cublas|cublasLt|cudnn|nvjet|sm\d+_xmma|xmma_|gemm|gemv|"
-    r"ampere_|hopper_|volta_|turing_|sm80_|sm90_|sm100_|cutlass_|cub::|thrust::|nccl|dot_kernel|reduce_1Block|"
-    r"splitKreduce|scal_kernel|axpy|trsm|fft|regular_fft|vector_fft|implicit_convolve|precomputed_convolve|"
-    r"fmha|flash|pytorch_flash|memcpy|memset|Memcpy|Memset|triton_(poi|red|per|tem|mm|bmm|for)_|cudaGraph)",
-)
+def classify_kernels(names: list[str], defined: list[str]) -> tuple[list[str], list[str]]:
+    """Split profiled kernel names into (library/PyTorch, the candidate's own).
 
-
-def classify_kernels(names: list[str]) -> tuple[list[str], list[str]]:
-    """Split kernel names into (library, custom)."""
+    A kernel is the candidate's own when its name contains a kernel name the candidate source defines
+    (:func:`cudal1.harness.static_checks.defined_kernels`): ATen, cuBLAS, cuDNN and torch.compile's
+    generated kernels never are, so CUDA-graph-only or library-flag-only speedups show as such.
+    """
+    pats = [re.compile(rf"(^|[^A-Za-z0-9_]){re.escape(d)}([^A-Za-z0-9_]|$)") for d in defined]
     lib, custom = [], []
     for n in names:
-        (lib if _LIBRARY_KERNEL.search(n) else custom).append(n)
+        (custom if any(p.search(n) for p in pats) else lib).append(n)
     return lib, custom
 
 

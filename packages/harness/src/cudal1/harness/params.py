@@ -27,20 +27,23 @@ def randomise_(model: nn.Module, seed: int) -> None:
     the scale of fan-in inits is kept; tensors that were non-negative stay non-negative (``abs``), so
     variances and scales stay valid.
     """
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+    gens: dict[torch.device, torch.Generator] = {}
     with torch.no_grad():
         for _name, t in list(model.named_parameters()) + list(model.named_buffers()):
             if not t.dtype.is_floating_point or t.numel() == 0:
                 continue
-            t64 = t.detach().to(torch.float64)
-            m = float(t64.mean().item())
-            sd = float(t64.std().item()) if t.numel() > 1 else 0.0
+            gen = gens.get(t.device)
+            if gen is None:  # values drawn where the tensor lives: no host round trip for big weights
+                gen = gens[t.device] = torch.Generator(device=t.device).manual_seed(seed)
+            wide = torch.float64 if t.dtype == torch.float64 else torch.float32
+            tw = t.detach().to(wide)
+            m = float(tw.mean())
+            sd = float(tw.std()) if t.numel() > 1 else 0.0
             s = max(sd, 0.25 * abs(m), 0.1)
-            noise = torch.randn(t.shape, generator=gen, dtype=torch.float64)
-            new = m + s * noise
-            if float(t64.min().item()) >= 0.0:
-                new = new.abs()
-            t.copy_(new.to(device=t.device, dtype=t.dtype))
+            new = torch.randn(t.shape, generator=gen, dtype=wide, device=t.device).mul_(s).add_(m)
+            if float(tw.min()) >= 0.0:
+                new.abs_()
+            t.copy_(new)
 
 
 def map_state(reference: nn.Module, candidate: nn.Module) -> tuple[dict[str, torch.Tensor], list[str]]:

@@ -34,7 +34,7 @@ from .config import EvalConfig
 from .environment import device_info
 from .loading import CandidateLoadError, load_candidate, load_task_copy
 from .params import randomise_, share_parameters
-from .static_checks import analyse
+from .static_checks import analyse, defined_kernels
 from .task_checks import check_task
 from .timing import Timer
 
@@ -162,14 +162,17 @@ class Evaluation:
 
     # -- steps ------------------------------------------------------------------------------------
     def run(self) -> None:
-        self.load_task()
-        self.check_static()
-        self.load_candidate()
-        self.correctness()
-        self.observe_one_call()
         from .timed_run import time_pair
 
-        time_pair(self)
+        phases: dict[str, float] = {}
+        steps = (("task", self.load_task), ("static", self.check_static), ("load", self.load_candidate),
+                 ("correctness", self.correctness), ("observe", self.observe_one_call),
+                 ("timing", lambda: time_pair(self)))
+        for name, step in steps:
+            t0 = time.perf_counter()
+            step()
+            phases[name] = round(time.perf_counter() - t0, 3)
+        self.out["timing"]["phases_s"] = phases  # where the worker's time went (s)
 
     def load_task(self) -> None:
         job, device, seed = self.job, self.device, self.seed
@@ -299,7 +302,7 @@ class Evaluation:
         if names is None:
             self.out["uses_custom_kernel"] = False if self.device.type == "cpu" else None
             return
-        lib, custom = integrity.classify_kernels(names)
+        lib, custom = integrity.classify_kernels(names, defined_kernels(self.job["candidate_source"]))
         self.info["kernels"] = {"library": lib[:30], "custom": custom[:30]}
         self.out["uses_custom_kernel"] = bool(custom)
         if custom:

@@ -40,7 +40,7 @@ _OS_DANGEROUS = {"write", "dup", "dup2", "fdopen", "kill", "killpg", "_exit", "f
                  "execv", "execve", "spawnv", "open", "pipe", "close"}
 _PRECISION_RE = re.compile(
     r"\.half\(|float16|bfloat16|\bautocast\b|allow_tf32|set_float32_matmul_precision|\btf32\b|__half|half2|"
-    r"__nv_bfloat16|\bfp16\b|\bbf16\b|amp\.", re.IGNORECASE)
+    r"__nv_bfloat16|\bfp16\b|\bbf16\b|\bamp\.", re.IGNORECASE)
 _STREAM_RE = re.compile(r"cuda\.Stream\b|cudaStreamCreate|cuda\.stream\(|Stream\(non_blocking|ExternalStream")
 _KERNEL_RE = re.compile(r"@triton\.jit|triton\.jit\(|load_inline|cpp_extension|RawKernel|RawModule|ElementwiseKernel|"
                         r"ReductionKernel|cuda\.jit|__global__")
@@ -201,6 +201,43 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+_GLOBAL_RE = re.compile(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?([A-Za-z_]\w*)\s*\(")
+
+
+def defined_kernels(source: str) -> list[str]:
+    """Names of GPU kernels the source defines: CUDA ``__global__`` functions (in load_inline / CuPy
+    strings), ``@triton.jit`` and ``@cuda.jit`` functions, CuPy ``RawKernel(code, "name")``.
+
+    A profiled kernel whose name contains one of these is the candidate's own (``uses_custom_kernel``)."""
+    names = set(_GLOBAL_RE.findall(source))
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return sorted(names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                chain = _dotted(target) or ""
+                if chain.split(".")[-1] in ("jit", "autotune", "heuristics"):
+                    names.add(node.name)
+        if isinstance(node, ast.Call) and (_dotted(node.func) or "").split(".")[-1] in ("RawKernel", "ElementwiseKernel",
+                                                                                      "ReductionKernel"):
+            args = list(node.args[1:2]) + [k.value for k in node.keywords if k.arg == "name"]
+            names.update(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return sorted(n for n in names if len(n) > 2)
+
+
+def _docstring_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return lines
+
+
 def analyse(source: str) -> StaticReport:
     """Static flags of a candidate source (empty report if it does not parse: the loader says why)."""
     try:
@@ -209,9 +246,12 @@ def analyse(source: str) -> StaticReport:
         return StaticReport(())
     v = _Visitor(source)
     v.visit(tree)
+    docs = _docstring_lines(tree)
     for rx, flag in ((_PRECISION_RE, "reduced_precision"), (_STREAM_RE, "side_stream"),
                      (_KERNEL_RE, "custom_kernel_source")):
         for i, line in enumerate(v.lines, 1):
+            if i in docs:
+                continue
             code = line.split("#", 1)[0]
             if rx.search(code):
                 v.evidence.setdefault(flag, []).append(f"line {i}: {line.strip()[:120]}")

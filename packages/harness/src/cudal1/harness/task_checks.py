@@ -76,10 +76,10 @@ def check_task(
         if check_params:
             named = [(n, t) for n, t in list(reference.named_parameters()) + list(reference.named_buffers())
                      if t.dtype.is_floating_point and t.numel() > 0][:MAX_PARAM_CHECKS]
-            gen = torch.Generator(device="cpu").manual_seed(seed + 13)
             for name, t in named:
                 saved = t.detach().clone()
-                noise = torch.randn(t.shape, generator=gen, dtype=torch.float32).to(t.device, t.dtype)
+                gen = torch.Generator(device=t.device).manual_seed(seed + 13)
+                noise = torch.randn(t.shape, generator=gen, dtype=torch.float32, device=t.device).to(t.dtype)
                 new = saved * 1.5 + noise * (saved.float().std().item() if t.numel() > 1 else 0.5) + 0.25
                 if float(saved.min().item()) >= 0:
                     new = new.abs()
