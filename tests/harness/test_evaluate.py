@@ -12,7 +12,8 @@ FAILURE_CASES = {
     "wrong_shape": ("incorrect", "shape"),
     "nan_output": ("incorrect", "NaN"),
     "raises": ("runtime_error", "kernel launch failed"),
-    "os_exit": ("runtime_error", "exited with code 3"),
+    "os_exit": ("rejected", "os._exit"),  # seen by the static checks before it runs
+    "abort": ("runtime_error", "SIGABRT"),  # not seen statically: the dead worker is the result
     "segfault": ("runtime_error", "SIGSEGV"),
     "syntax_error": ("compile_error", "syntax error"),
     "missing_modelnew": ("compile_error", "does not define ModelNew"),

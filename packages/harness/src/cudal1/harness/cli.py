@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="cudal1-eval", description="Evaluate candidate kernels against a task suite, honestly.")
     p.add_argument("--suite", required=True, help="builtin | builtin:levelN | kernelbench:PATH | dir:PATH")
     p.add_argument("--list", action="store_true", help="print the suite's task names, one per line, and exit")
+    p.add_argument("--check-suite", action="store_true",
+                   help="only check the tasks: constant output, output independent of an input or of a weight")
     p.add_argument("--solutions", metavar="DIR",
                    help="folder of <task name>.py files defining ModelNew (default: each task's own reference)")
     p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when a GPU is visible, else cpu")
@@ -100,10 +102,16 @@ def _run(argv: list[str] | None) -> int:
         raise UsageError(str(e)) from e
     for prob in load.problems:
         print(f"cudal1-eval: task {prob.name} skipped: {prob.reason} ({prob.path})", file=sys.stderr)
+    if args.json:
+        jp = Path(args.json).expanduser()
+        if not jp.parent.is_dir():
+            raise UsageError(f"folder of --json file {jp.parent} does not exist")
     if args.list:
         for t in load.tasks:
             print(t.name)
         return 0
+    if args.check_suite:
+        return _check_suite(args, load.tasks)
     if args.solutions:
         pairs, unknown = load_solutions(args.solutions, load.tasks)
         for name in unknown:
@@ -115,13 +123,9 @@ def _run(argv: list[str] | None) -> int:
     if not pairs:
         raise UsageError(f"suite {args.suite} has no usable tasks")
 
-    from .pool import EvalPool, probe_cuda_devices
+    from .pool import EvalPool
 
-    device = args.device
-    if device is None:
-        device = "cuda" if probe_cuda_devices() else "cpu"
-    elif device == "cuda" and not probe_cuda_devices():
-        raise UsageError("--device cuda given but no CUDA GPU is visible")
+    device = _resolve_device(args.device)
     try:
         cfg = EvalConfig(device=device, baseline=args.baseline)
         if args.timeout is not None:
@@ -132,10 +136,6 @@ def _run(argv: list[str] | None) -> int:
             cfg = cfg.replace(trials=args.trials)
     except ValueError as e:
         raise UsageError(str(e)) from e
-    if args.json:
-        jp = Path(args.json).expanduser()
-        if not jp.parent.is_dir():
-            raise UsageError(f"folder of --json file {jp.parent} does not exist")
     store = None
     if args.store:
         try:
@@ -153,6 +153,39 @@ def _run(argv: list[str] | None) -> int:
     if args.json:
         Path(args.json).expanduser().write_text(json.dumps([r.to_dict() for r in results], indent=1, default=_json_default))
     print(format_summary(summarize(results)))
+    return 0
+
+
+def _resolve_device(requested: str | None) -> str:
+    from .pool import probe_cuda_devices
+
+    if requested is None:
+        return "cuda" if probe_cuda_devices() else "cpu"
+    if requested == "cuda" and not probe_cuda_devices():
+        raise UsageError("--device cuda given but no CUDA GPU is visible")
+    return requested
+
+
+def _check_suite(args: argparse.Namespace, tasks: list[Task]) -> int:
+    """``--check-suite``: one line per task, then a count; exit 0 (findings are results)."""
+    from .pool import EvalPool
+
+    if not tasks:
+        raise UsageError(f"suite {args.suite} has no usable tasks")
+    cfg = EvalConfig(device=_resolve_device(args.device))
+    if args.timeout is not None:
+        cfg = cfg.replace(compile_timeout_s=args.timeout, run_timeout_s=args.timeout)
+
+    def show(_i: int, rec: dict) -> None:
+        print(f"{rec['task']:<40} {rec['status']:<11} {'; '.join(rec['findings'])}", flush=True)
+
+    recs = EvalPool(cfg).check_tasks(tasks, on_result=show)
+    bad = [r for r in recs if r["status"] != "ok"]
+    print(f"{len(recs)} tasks checked on {cfg.device}: {len(recs) - len(bad)} ok, "
+          f"{sum(r['status'] == 'degenerate' for r in recs)} degenerate, {sum(r['status'] == 'task_error' for r in recs)} "
+          "failed to run")
+    if args.json:
+        Path(args.json).expanduser().write_text(json.dumps(recs, indent=1))
     return 0
 
 

@@ -120,7 +120,8 @@ class EvalPool:
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             physical = visible.split(",") if visible else None
             self.slots = [
-                _Slot("cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g)})
+                _Slot("cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
+                                 "CUDAL1_WARM_CUDA": "1"})
                 for g in use
             ]
         else:
@@ -208,6 +209,31 @@ class EvalPool:
             res = res.replace(build={**res.build, "key": self.build_key(candidate)})
         return res
 
+    def check_tasks(self, tasks: Sequence[Task], on_result: Callable[[int, dict[str, Any]], None] | None = None
+                    ) -> list[dict[str, Any]]:
+        """Task-level degeneracy checks (constant output, ignored input or weight), one worker per task.
+
+        Returns one dict per task: ``{"task", "status": "ok"|"degenerate"|"task_error", "findings": [...]}``."""
+        out: list[dict[str, Any]] = []
+        for i, task in enumerate(tasks):
+            slot = self.slots[0]
+            w = slot.take_worker()
+            slot.prestart()
+            job = {"kind": "check_task", "task_source": task.source, "device": slot.device, "seed": self.config.seed,
+                   "env": {}}
+            res = w.run_job(job, self.config.compile_timeout_s, self.config.run_timeout_s)
+            w.cleanup()
+            if res.result is None:
+                rec = {"status": "task_error", "findings": [f"check {res.ended}: {res.detail}"]}
+            else:
+                rec = {"status": str(res.result.get("status")), "findings": list(res.result.get("findings", []))}
+            rec = {"task": task.name, **rec}
+            out.append(rec)
+            if on_result:
+                on_result(i, rec)
+        self.slots[0].close()
+        return out
+
     def evaluate(self, task: Task, candidate: Candidate) -> EvalResult:
         """Evaluate one pair (building first if needed)."""
         return self.map([(task, candidate)])[0]
@@ -280,6 +306,9 @@ def assemble_result(outcome: JobOutcome, base: dict[str, Any], wall_s: float) ->
     times) exceeds the time the parent saw the worker run, the result is rejected."""
     tail = outcome.log_tail[-2000:]
     if outcome.result is None:
+        if outcome.ended == "forged":
+            return EvalResult(status="rejected", reason=outcome.detail, flags=("forged_message",), log_tail=tail,
+                              wall_s=wall_s, **base)
         status = "timeout" if outcome.ended == "timeout" else "runtime_error"
         return EvalResult(status=status, reason=outcome.detail, log_tail=tail, wall_s=wall_s, **base)
     r = outcome.result

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -29,7 +30,7 @@ class JobOutcome:
     """What came back from one job: the result dict, or why there is none."""
 
     result: dict[str, Any] | None
-    ended: str  # "result" | "timeout" | "died" | "startup_failed"
+    ended: str  # "result" | "timeout" | "died" | "startup_failed" | "forged"
     detail: str = ""
     phases: list[tuple[str, float]] = field(default_factory=list)
     log_tail: str = ""
@@ -127,7 +128,8 @@ class WorkerProcess:
             self.kill()
             return JobOutcome(None, "startup_failed", self._death_detail(), phases, self.log_tail(),
                               time.monotonic() - t0)
-        job = dict(job, workdir=str(self.dir))
+        token = secrets.token_hex(16)
+        job = dict(job, workdir=str(self.dir), token=token)
         data = (json.dumps(job) + "\n").encode()
         try:
             view = memoryview(data)
@@ -151,6 +153,12 @@ class WorkerProcess:
                 detail = self._death_detail()
                 return JobOutcome(None, "died", detail, phases, self.log_tail(), time.monotonic() - t0)
             assert isinstance(msg, dict)
+            if msg.get("token") != token:
+                # not written by the harness's worker code: the candidate wrote into the result pipe
+                self.kill()
+                return JobOutcome(None, "forged", "a message without the job's token arrived on the result pipe: "
+                                  "the candidate wrote into the harness's channel", phases, self.log_tail(),
+                                  time.monotonic() - t0)
             kind = msg.get("type")
             if kind == "phase":
                 phases.append((str(msg.get("phase")), time.monotonic() - t0))
@@ -177,22 +185,25 @@ class WorkerProcess:
         return f"the worker process exited with code {code} before reporting a result (os._exit or sys.exit?)"
 
     def finish(self) -> None:
-        """Let a worker that has reported end, then make sure its process group is gone."""
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        self.kill()
+        """End a worker that has reported: nothing it does after its result can matter, so its process
+        group is killed at once and reaped in the background (tearing down a large CUDA context can take
+        seconds that the next pair need not wait for)."""
+        self.kill(wait=False)
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            pass
+        if wait:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+        else:
+            import threading
+
+            threading.Thread(target=self.proc.wait, name="cudal1-reap", daemon=True).start()
         for fd in (self._res_r, self._job_w):
             if fd >= 0:
                 try:

@@ -12,8 +12,10 @@ monkeypatch            assigns to an attribute of an imported module (``torch.ma
 calls_reference        uses the name ``Model`` (the task's reference) or imports a task module
 introspection          reaches into the interpreter or the process: ``gc``, ``ctypes``,
                        ``sys._getframe``, ``inspect.currentframe``/``stack``, ``sys.modules``,
-                       ``__import__``, ``eval``/``exec``/``compile``, ``os.write``/``os.dup*``/
-                       ``os.fdopen``/``os.kill``, ``/proc/``, ``signal``, ``subprocess``
+                       ``__import__``/``__builtins__``, ``eval``/``exec``/``compile``, ``os.write``/
+                       ``os.dup*``/``os.fdopen``/``os.kill``, ``/proc/``, ``signal``, ``subprocess``,
+                       ``getattr``/``setattr`` with a computed name, dunder attributes such as
+                       ``__dict__``, ``__globals__``, ``__subclasses__``
 side_stream            creates CUDA streams (``torch.cuda.Stream``, ``cudaStreamCreate``, CuPy)
 threads                imports ``threading``, ``concurrent.futures`` or ``multiprocessing``
 reduced_precision      mentions fp16/bf16/TF32/autocast, or uses Triton ``tl.dot`` without
@@ -35,7 +37,11 @@ from dataclasses import dataclass, field
 REJECTING = frozenset({"monkeypatch", "calls_reference", "introspection"})
 
 _INTROSPECTION_MODULES = {"gc", "ctypes", "inspect", "signal", "subprocess", "builtins", "importlib", "pty"}
-_INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "vars"}
+_INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "vars", "locals", "__builtins__"}
+_HARMLESS_DUNDERS = {"__init__", "__name__", "__class__", "__call__", "__doc__", "__file__", "__version__",
+                     "__module__", "__qualname__", "__len__", "__getitem__", "__setitem__", "__iter__", "__next__",
+                     "__enter__", "__exit__", "__repr__", "__str__", "__new__", "__torch_function__",
+                     "__torch_dispatch__", "__cuda_array_interface__", "__dlpack__"}
 _OS_DANGEROUS = {"write", "dup", "dup2", "fdopen", "kill", "killpg", "_exit", "fork", "system", "popen",
                  "execv", "execve", "spawnv", "open", "pipe", "close"}
 _PRECISION_RE = re.compile(
@@ -108,6 +114,8 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in _HARMLESS_DUNDERS:
+            self.add("introspection", node)
         chain = _dotted(node)
         if chain:
             if chain in ("sys._getframe", "sys.modules", "sys._current_frames", "sys.settrace", "sys.setprofile"):
@@ -120,6 +128,10 @@ class _Visitor(ast.NodeVisitor):
         fn = _dotted(node.func)
         if fn == "setattr" and node.args and _root_name(node.args[0]) in self.module_aliases:
             self.add("monkeypatch", node)
+        if fn in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2 and not (
+            isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+        ):
+            self.add("introspection", node)  # attribute names computed at run time hide what is reached
         if fn and fn.split(".")[-1] == "dot" and fn.split(".")[0] in ("tl", "triton"):
             prec = {k.arg: k.value for k in node.keywords}
             ieee = isinstance(prec.get("input_precision"), ast.Constant) and prec["input_precision"].value == "ieee"

@@ -20,8 +20,10 @@ import time
 from typing import Any
 
 
-def _sender(fd: int):
+def _sender(fd: int, token: str = ""):
     def send(msg: dict[str, Any]) -> None:
+        if token:
+            msg = {**msg, "token": token}
         data = (json.dumps(msg) + "\n").encode()
         view = memoryview(data)
         while view:
@@ -63,16 +65,32 @@ def _build(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_task(job: dict[str, Any]) -> dict[str, Any]:
+    """Load a task, build its reference with randomised parameters and run the degeneracy checks."""
     from pathlib import Path
 
-    from .loading import load_task_copy
+    import torch
 
+    from .loading import load_task_copy
+    from .params import randomise_
+    from .runner import make_inputs
+    from .task_checks import check_task
+
+    device = torch.device(job.get("device", "cpu"))
+    seed = int(job.get("seed", 0))
     try:
-        mod = load_task_copy(job["task_source"], Path(job["workdir"]), "check")
-        init = mod.get_init_inputs()
-        return {"status": "ok", "init_inputs": repr(init)[:200]}
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        ref = load_task_copy(job["task_source"], Path(job["workdir"]), "ref")
+        inp = load_task_copy(job["task_source"], Path(job["workdir"]), "inputs")
+        torch.manual_seed(seed)
+        with torch.device(device), torch.no_grad():
+            model = ref.Model(*inp.get_init_inputs()).to(device)
+            randomise_(model, seed)
+            model.eval()
+            res = check_task(model, lambda s: make_inputs(inp, s, device), seed)
+        return {"status": "degenerate" if res["degenerate"] else "ok", "findings": res["findings"]}
     except BaseException as e:  # noqa: BLE001
-        return {"status": "failed", "reason": f"{type(e).__name__}: {e}"[:500]}
+        return {"status": "task_error", "findings": [f"{type(e).__name__}: {e}"[:500]]}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -93,9 +111,18 @@ def main(argv: list[str] | None = None) -> None:
     import torch._dynamo  # noqa: F401 - importing it rebinds torch.manual_seed & co; do it before any snapshot
     import torch.profiler  # noqa: F401
 
+    if os.environ.get("CUDAL1_WARM_CUDA") == "1":
+        # a GPU lane's spare worker creates its CUDA context and NVML handle while it waits, so the pair
+        # it will run does not pay for them (the context is small and launches nothing)
+        torch.empty(1, device="cuda")
+        from .environment import _nvml
+
+        _nvml()
     send({"type": "ready", "pid": os.getpid()})
     job = _read_job(a.job_fd)
     os.close(a.job_fd)
+    # every later message carries the job's token; the parent treats a message without it as forged
+    send = _sender(a.result_fd, str(job.pop("token", "")))
     os.environ.update(job.get("env", {}))
     kind = job.get("kind")
     try:
