@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -90,6 +93,59 @@ def test_cuda_context_corruption_is_contained(fixture_tasks, gpu_config):
                                           (task, reference_candidate(task))])
     assert bad.status == "runtime_error", bad.reason
     assert good.status == "ok", good.reason
+
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+@dataclass(frozen=True)
+class GpuCase:
+    rule: str
+    kind: str
+    candidate: str  # fixtures/integrity_gpu/<name>.py, on the tiny_linear_relu task
+    status: str
+    flag: str | None = None
+
+
+GPU_CASES = [
+    GpuCase("streams", "adversarial", "side_stream_unjoined", "ok", "side_stream"),
+    GpuCase("streams", "legitimate", "side_stream_joined", "ok", "side_stream"),
+    GpuCase("graph capture", "adversarial", "graph_stale_inputs", "incorrect"),
+    GpuCase("graph capture", "legitimate", "graph_replay_copying", "ok", "cuda_graph"),
+    GpuCase("stale memory", "adversarial", "returns_uninitialized", "incorrect"),
+    GpuCase("device timing patch", "adversarial", "patch_event_timer", "rejected", "monkeypatch"),
+    GpuCase("custom kernel", "legitimate", "triton_relu", "ok", "uses_custom_kernel"),
+]
+GPU_DESCRIPTIVE = {"timing_unstable", "uses_custom_kernel", "side_stream", "cuda_graph", "stateful_forward"}
+
+
+@pytest.fixture(scope="module")
+def gpu_verdicts(fixture_tasks, gpu_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    cands = [Candidate(source=(FIX / "integrity_gpu" / f"{c.candidate}.py").read_text(), task=task.name)
+             for c in GPU_CASES]
+    return dict(zip([c.candidate for c in GPU_CASES], EvalPool(gpu_config).map([(task, c) for c in cands]),
+                    strict=True))
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: c.candidate)
+def test_gpu_integrity_case(gpu_verdicts, case):
+    res = gpu_verdicts[case.candidate]
+    assert res.status == case.status, (res.status, res.reason, res.flags)
+    if case.flag:
+        assert case.flag in res.flags, res.flags
+    if case.kind == "legitimate":
+        assert set(res.flags) <= GPU_DESCRIPTIVE, res.flags
+    if case.candidate == "side_stream_unjoined":
+        assert res.speedup <= 1.05  # the hidden work is inside the device-wide synchronised time
+    if case.candidate == "triton_relu":
+        assert res.uses_custom_kernel is True and any("_relu_kernel" in k for k in res.integrity["kernels"]["custom"])
+
+
+def test_reference_uses_no_custom_kernel(fixture_tasks, gpu_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    res = EvalPool(gpu_config).evaluate(task, reference_candidate(task))
+    assert res.uses_custom_kernel is False and "uses_custom_kernel" not in res.flags
 
 
 def test_builtin_level1_first_task_loads_on_gpu(gpu_config):

@@ -34,6 +34,8 @@ def _watched_objects() -> list[tuple[str, Any]]:
     objs: list[tuple[str, Any]] = [(n, sys.modules[n]) for n in _WATCHED_MODULE_NAMES if n in sys.modules]
     objs.append(("torch.Tensor", torch.Tensor))
     objs.append(("torch.nn.Module", torch.nn.Module))
+    objs.append(("torch.cuda.Event", torch.cuda.Event))
+    objs.append(("torch.cuda.Stream", torch.cuda.Stream))
     for name, mod in list(sys.modules.items()):
         if name.startswith("cudal1.harness") and isinstance(mod, types.ModuleType):
             objs.append((name, mod))

@@ -152,8 +152,11 @@ class Evaluation:
                           "both models must stay in eval mode", ("mode_change",))
 
     def call_candidate(self, args: list[Any], where: str) -> Any:
+        """One candidate call, then a whole-device synchronisation (its output is judged as it is once
+        all work, on any stream, has finished), then the guards."""
         try:
             out = self.candidate(*args)
+            self.sync()
         except BaseException as e:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from candidate code too
             self.snapshot.restore()
             raise Verdict("runtime_error", f"ModelNew.forward raised in {where}: {exc_line(e)}") from e
@@ -195,6 +198,7 @@ class Evaluation:
             self.flags.append("task_degenerate")
         l2 = self.out["environment"].get("l2_bytes") or 0
         self.timer = Timer(device, l2_flush_bytes=2 * int(l2) if device.type == "cuda" else 0)
+        self.sync = (lambda s=torch.cuda.synchronize, d=device: s(d)) if device.type == "cuda" else (lambda: None)
         self.snapshot = integrity.IdentitySnapshot()
         self.backend = integrity.backend_flags()
         self.threads0 = integrity.live_threads()

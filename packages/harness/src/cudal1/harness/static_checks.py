@@ -24,6 +24,8 @@ exception_fallback     has ``try``/``except`` inside a ``forward``
 mode_change            calls ``.train(``/``.eval(`` or assigns ``.training`` inside a ``forward``
 stateful_forward       assigns to ``self.<attribute>`` inside a ``forward`` (possible result cache)
 library_flag           sets a ``torch.backends`` switch (cuDNN benchmark, TF32 ...)
+cuda_graph             captures or replays CUDA graphs (its speedup may be launch overhead only)
+torch_compile          uses ``torch.compile`` / dynamo / inductor (a PyTorch-level rewrite)
 custom_kernel_source   defines a Triton, CUDA/C++ (load_inline), CuPy or Numba kernel
 =====================  =========================================================================
 """
@@ -48,6 +50,8 @@ _PRECISION_RE = re.compile(
     r"\.half\(|float16|bfloat16|\bautocast\b|allow_tf32|set_float32_matmul_precision|\btf32\b|__half|half2|"
     r"__nv_bfloat16|\bfp16\b|\bbf16\b|\bamp\.", re.IGNORECASE)
 _STREAM_RE = re.compile(r"cuda\.Stream\b|cudaStreamCreate|cuda\.stream\(|Stream\(non_blocking|ExternalStream")
+_GRAPH_RE = re.compile(r"CUDAGraph|cuda\.graph\(|make_graphed_callables|reduce-overhead|cudagraph", re.IGNORECASE)
+_COMPILE_RE = re.compile(r"torch\.compile\(|torch\._dynamo|torch\._inductor")
 _KERNEL_RE = re.compile(r"@triton\.jit|triton\.jit\(|load_inline|cpp_extension|RawKernel|RawModule|ElementwiseKernel|"
                         r"ReductionKernel|cuda\.jit|__global__")
 
@@ -260,7 +264,7 @@ def analyse(source: str) -> StaticReport:
     v.visit(tree)
     docs = _docstring_lines(tree)
     for rx, flag in ((_PRECISION_RE, "reduced_precision"), (_STREAM_RE, "side_stream"),
-                     (_KERNEL_RE, "custom_kernel_source")):
+                     (_KERNEL_RE, "custom_kernel_source"), (_GRAPH_RE, "cuda_graph"), (_COMPILE_RE, "torch_compile")):
         for i, line in enumerate(v.lines, 1):
             if i in docs:
                 continue

@@ -1,0 +1,131 @@
+"""Every integrity rule's cases on the GPU at hand: what a naive harness says, what cudal1's says.
+
+    PYTHONPATH=packages/harness/src python3 benchmarks/scripts/integrity_table.py --out DIR
+
+The cases are the test suite's (tests/harness/test_integrity.py: CPU-runnable rules; tests/harness/
+test_gpu.py: streams, graph capture, stale device memory, device-side timing patches, custom kernels),
+all evaluated here with device cuda. The naive harness (one shared namespace, the same inputs on every
+call, reference then candidate once for correctness, CUDA events on the current stream, default init,
+1e-2 tolerance) runs each case in a child process. Writes DIR/integrity.json and DIR/integrity.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests/harness/fixtures"
+
+NAIVE = r'''
+import json, sys, torch
+t_src, c_src = json.loads(sys.stdin.read())
+ns = {}
+exec(compile(t_src, "task.py", "exec"), ns)
+exec(compile(c_src, "candidate.py", "exec"), ns)
+init = ns["get_init_inputs"]()
+torch.manual_seed(42); ref = ns["Model"](*init).cuda()
+torch.manual_seed(42); new = ns["ModelNew"](*init).cuda()
+torch.manual_seed(1); inputs = [x.cuda() for x in ns["get_inputs"]()]
+with torch.no_grad():
+    r = ref(*inputs); c = new(*inputs); torch.cuda.synchronize()
+    ok = bool(torch.allclose(c, r, atol=1e-2, rtol=1e-2))
+    def t(m):
+        for _ in range(3): m(*inputs)
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(20): m(*inputs)
+        e.record(); torch.cuda.synchronize()
+        return s.elapsed_time(e)
+    sp = t(ref) / max(t(new), 1e-9) if ok else None
+print("NAIVE", json.dumps({"correct": ok, "speedup": sp}))
+'''
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def naive(task_src: str, cand_src: str) -> dict:
+    p = subprocess.run([sys.executable, "-c", NAIVE], input=json.dumps([task_src, cand_src]), capture_output=True,
+                       text=True, timeout=300)
+    for line in p.stdout.splitlines():
+        if line.startswith("NAIVE "):
+            return json.loads(line[6:])
+    return {"correct": None, "speedup": None, "error": (p.stderr.strip().splitlines() or ["?"])[-1][:120]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    from cudal1.harness import Candidate, EvalConfig, EvalPool, Task
+
+    ti = _load(ROOT / "tests/harness/test_integrity.py", "cudal1_test_integrity")
+    tg = _load(ROOT / "tests/harness/test_gpu.py", "cudal1_test_gpu")
+    rows = []
+    for c in ti.CASES:
+        rows.append({"rule": c.rule, "kind": c.kind, "case": Path(c.candidate).name, "task": c.task,
+                     "task_src": ti.task_source(c.task), "cand_src": ti.case_candidate(c).source,
+                     "expect_status": c.status, "expect_flag": c.flag})
+    lin = (FIX / "tasks/tiny_linear_relu.py").read_text()
+    for c in tg.GPU_CASES:
+        rows.append({"rule": c.rule, "kind": c.kind, "case": c.candidate, "task": "tiny_linear_relu", "task_src": lin,
+                     "cand_src": (FIX / "integrity_gpu" / f"{c.candidate}.py").read_text(),
+                     "expect_status": c.status, "expect_flag": c.flag})
+    cfg = EvalConfig(device="cuda", time_budget_s=0.5, cache_dir="/tmp/cudal1-integrity-cache")
+    t0 = time.perf_counter()
+    results = EvalPool(cfg).map([(Task(name=r["task"], source=r["task_src"]), Candidate(source=r["cand_src"]))
+                                 for r in rows])
+    for r, res in zip(rows, results, strict=True):
+        r["naive"] = naive(r["task_src"], r["cand_src"])
+        r.update(status=res.status, flags=list(res.flags), speedup=res.speedup, reason=res.reason,
+                 uses_custom_kernel=res.uses_custom_kernel)
+        adversarial = r["kind"] == "adversarial"
+        if adversarial:
+            good = (res.status != "ok" or (r["expect_flag"] in res.flags)) and res.status == r["expect_status"]
+        else:
+            good = res.status == "ok"
+        r["as_expected"] = bool(good and (r["expect_flag"] is None or r["expect_flag"] in res.flags
+                                          or res.status != "ok"))
+        del r["task_src"], r["cand_src"]
+        print(f"{r['rule']:<20} {r['kind']:<12} {r['case']:<32} naive={r['naive']} ours={res.status} "
+              f"{list(res.flags)} {res.speedup} {'OK' if r['as_expected'] else 'UNEXPECTED'}", flush=True)
+    env = results[0].environment
+    info = {"gpu": env.get("gpu_name"), "driver": env.get("driver"), "torch": env.get("torch"),
+            "cuda": env.get("cuda_runtime"), "triton": env.get("triton"), "python": env.get("python"),
+            "date": time.strftime("%Y-%m-%d"), "wall_s": time.perf_counter() - t0}
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "integrity.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
+    lines = [f"# Integrity rules on {info['gpu']} ({info['date']})", "",
+             f"torch {info['torch']}, CUDA {info['cuda']}, triton {info['triton']}, driver {info['driver']}, "
+             f"Python {info['python']}. Produced by `benchmarks/scripts/integrity_table.py`; cases from "
+             "`tests/harness/test_integrity.py` and `tests/harness/test_gpu.py`, all run on the GPU.", "",
+             "Naive harness: one shared namespace, the same inputs every call, reference then candidate once "
+             "for correctness, CUDA events on the current stream, default init, 1e-2 tolerance.", "",
+             "| rule | kind | case | naive: correct / speedup | cudal1: status | cudal1: flags | cudal1: speedup | as expected |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        n = r["naive"]
+        nsp = f"{n['speedup']:.2f}x" if isinstance(n.get("speedup"), float) else "-"
+        lines.append(f"| {r['rule']} | {r['kind']} | `{r['case']}` | {n.get('correct')} / {nsp} | {r['status']} | "
+                     f"{', '.join(r['flags']) or '-'} | {r['speedup'] if r['speedup'] is not None else '-'} | "
+                     f"{'yes' if r['as_expected'] else 'NO'} |")
+    bad = [r for r in rows if not r["as_expected"]]
+    lines += ["", f"{len(rows) - len(bad)} of {len(rows)} cases as expected."]
+    (out / "integrity.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[-3:]))
+
+
+if __name__ == "__main__":
+    main()
