@@ -93,3 +93,29 @@ def test_weights_are_randomised_away_from_default_init(fixture_tasks, fast_confi
                              (task, candidate("layernorm_handwritten", task.name))])
     assert lazy.status == "incorrect", lazy.reason
     assert honest.status == "ok", honest.reason
+
+
+def _live_worker_children() -> list[int]:
+    import os
+    from pathlib import Path
+
+    me, pids = os.getpid(), []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (d / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[1]) == me and stat[0] != "Z" and b"cudal1.harness.worker" in cmd:
+            pids.append(int(d.name))
+    return pids
+
+
+def test_spare_workers_are_used_and_cleaned_up(fixture_tasks, fast_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    pool = EvalPool(fast_config, spares=2)
+    results = pool.map([(task, reference_candidate(task))] * 3)
+    assert [r.status for r in results] == ["ok"] * 3
+    assert _live_worker_children() == []

@@ -10,6 +10,7 @@ interrupted run resumes. Each result is written to the store as soon as it exist
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import queue
@@ -53,29 +54,31 @@ def _toolchain() -> str:
 
 
 class _Slot:
-    """One timing lane: a device and a pre-started spare worker."""
+    """One timing lane: a device and up to ``spares`` workers started ahead.
 
-    def __init__(self, device: str, env: dict[str, str]) -> None:
+    A worker's start (Python, torch, dynamo, CUDA context) takes longer than many pairs, so one spare is
+    not enough to hide it: with ``spares`` = k the start-up is hidden once pairs take longer than 1/k of it.
+    Spares launch nothing on the GPU; each holds a small CUDA context."""
+
+    def __init__(self, device: str, env: dict[str, str], spares: int) -> None:
         self.device = device
         self.env = env
-        self._spare: WorkerProcess | None = None
+        self.spares = max(0, spares)
+        self._spares: collections.deque[WorkerProcess] = collections.deque()
 
     def take_worker(self) -> WorkerProcess:
-        w = self._spare or WorkerProcess(self.env)
-        self._spare = None
-        return w
+        return self._spares.popleft() if self._spares else WorkerProcess(self.env)
 
-    def prestart(self) -> None:
-        """Start the next worker now (GPU lanes only: on a CPU lane its start-up would share the cores
-        with the timing of the current pair)."""
-        if self._spare is None and self.device.startswith("cuda"):
-            self._spare = WorkerProcess(self.env)
+    def prestart(self, remaining: int) -> None:
+        """Top the spares up, but never beyond the ``remaining`` pairs this lane may still run."""
+        while len(self._spares) < min(self.spares, remaining):
+            self._spares.append(WorkerProcess(self.env))
 
     def close(self) -> None:
-        if self._spare is not None:
-            self._spare.kill()
-            self._spare.cleanup()
-            self._spare = None
+        while self._spares:
+            w = self._spares.popleft()
+            w.kill()
+            w.cleanup()
 
 
 class EvalPool:
@@ -87,6 +90,8 @@ class EvalPool:
         gpus: GPU indices to use with a CUDA config (default: all visible).
         cpu_lanes: concurrent CPU evaluations (default 1: concurrent CPU timing would interfere).
         build_workers: concurrent build processes (default: CPU count, at most 8).
+        spares: workers started ahead per lane (default 3 on a GPU lane, 0 on a CPU lane, where their
+            start-up would share the cores with the timing of the current pair).
     """
 
     def __init__(
@@ -96,6 +101,7 @@ class EvalPool:
         gpus: Sequence[int] | None = None,
         cpu_lanes: int = 1,
         build_workers: int | None = None,
+        spares: int | None = None,
     ) -> None:
         self.config = config or EvalConfig()
         self.cache_root = self.config.resolved_cache_dir()
@@ -121,11 +127,12 @@ class EvalPool:
             physical = visible.split(",") if visible else None
             self.slots = [
                 _Slot("cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
-                                 "CUDAL1_WARM_CUDA": "1"})
+                                 "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares)
                 for g in use
             ]
         else:
-            self.slots = [_Slot("cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}) for _ in range(max(1, cpu_lanes))]
+            self.slots = [_Slot("cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0)
+                          for _ in range(max(1, cpu_lanes))]
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
         if self.arch_list:
             self.build_env["TORCH_CUDA_ARCH_LIST"] = self.arch_list
@@ -187,7 +194,7 @@ class EvalPool:
             job["env"]["TORCH_EXTENSIONS_DIR"] = str(ext)
         return job
 
-    def _run_on_slot(self, slot: _Slot, task: Task, candidate: Candidate) -> EvalResult:
+    def _run_on_slot(self, slot: _Slot, task: Task, candidate: Candidate, remaining: int = 0) -> EvalResult:
         t0 = time.monotonic()
         base = {"task": task.name, "baseline": self.config.baseline, "device": self.config.device.split(":")[0],
                 "task_hash": task.hash, "candidate_hash": candidate.hash}
@@ -198,7 +205,7 @@ class EvalPool:
                                   build={"key": self.build_key(candidate), "cached_failure": True},
                                   log_tail=rec.get("log_tail", ""), wall_s=time.monotonic() - t0, **base)
         worker = slot.take_worker()
-        slot.prestart()  # the next pair's process imports torch while this one runs
+        slot.prestart(remaining)  # the next pairs' processes start while this one runs
         try:
             outcome = worker.run_job(self._job(task, candidate, slot.device), self.config.compile_timeout_s,
                                      self.config.run_timeout_s)
@@ -218,7 +225,7 @@ class EvalPool:
         for i, task in enumerate(tasks):
             slot = self.slots[0]
             w = slot.take_worker()
-            slot.prestart()
+            slot.prestart(len(tasks) - i - 1)
             job = {"kind": "check_task", "task_source": task.source, "device": slot.device, "seed": self.config.seed,
                    "env": {}}
             res = w.run_job(job, self.config.compile_timeout_s, self.config.run_timeout_s)
@@ -276,7 +283,7 @@ class EvalPool:
                     except queue.Empty:
                         return
                     task, cand = pairs[i]
-                    res = self._run_on_slot(slot, task, cand)
+                    res = self._run_on_slot(slot, task, cand, remaining=q.qsize())
                     with lock:
                         if store is not None:
                             store.add(res, task, cand, self.config, run=run)
