@@ -35,6 +35,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--notes", help="markdown file appended as a Notes section")
     a = ap.parse_args()
     runs = [load(p) for p in a.runs]
     r1 = runs[0]
@@ -61,13 +62,13 @@ def main() -> None:
               f"| tasks | {len(res1)} ({len(ok)} ok) | all ok |",
               f"| reference vs itself: speedup in [0.95, 1.05] | {within}/{len(sp)} ({100 * within / max(len(sp), 1):.1f}%) | >= 95% |",
               f"| eager reference time in [1, 15] ms | {in_range}/{len(eager)} | all |",
-              f"| total wall time, run 1 | {r1['suite_wall_s'] / 60:.1f} min | <= 15 min |"]
+              f"| total wall time, run 1 ({Path(a.runs[0]).name}) | {r1['suite_wall_s'] / 60:.1f} min | <= 15 min |"]
     if res2:
         common = [t for t in res1 if t in res2 and res1[t]["status"] == res2[t]["status"] == "ok"]
         dev = [abs(res1[t]["speedup"] - res2[t]["speedup"]) / res1[t]["speedup"] for t in common]
         dev_raw = [abs(res1[t]["timing"]["speedup_raw"] - res2[t]["timing"]["speedup_raw"]) / res1[t]["timing"]["speedup_raw"] for t in common]
         tdev = [abs(res1[t]["ref_ms"] - res2[t]["ref_ms"]) / res1[t]["ref_ms"] for t in common]
-        lines += [f"| total wall time, run 2 | {runs[1]['suite_wall_s'] / 60:.1f} min | <= 15 min |",
+        lines += [f"| total wall time, run 2 ({Path(a.runs[1]).name}) | {runs[1]['suite_wall_s'] / 60:.1f} min | <= 15 min |",
                   f"| two runs: median over tasks of abs(s1 - s2) / s1 (rounded speedups) | {100 * statistics.median(dev):.2f}% (max {100 * max(dev):.2f}%) | <= 2% |",
                   f"| two runs: same, unrounded speedups | {100 * statistics.median(dev_raw):.2f}% (max {100 * max(dev_raw):.2f}%) | |",
                   f"| two runs: median change of the eager reference time | {100 * statistics.median(tdev):.2f}% | |"]
@@ -99,6 +100,8 @@ def main() -> None:
                      f"{f'{ci[0]:.3f}-{ci[1]:.3f}' if ci else '-'} | {s2 if s2 is not None else '-'} | {', '.join(r['flags'])} |"
                      if r["status"] == "ok" else
                      f"| {t} | {lvl} | {r['status']} | - | - | - | - | {r['reason'][:80]} |")
+    if a.notes:
+        lines += ["", "## Notes", "", Path(a.notes).read_text().strip()]
     Path(a.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines[:20]))
 
