@@ -228,7 +228,8 @@ class EvalPool:
             slot.prestart(len(tasks) - i - 1)
             job = {"kind": "check_task", "task_source": task.source, "device": slot.device, "seed": self.config.seed,
                    "env": {}}
-            res = w.run_job(job, self.config.compile_timeout_s, self.config.run_timeout_s)
+            res = w.run_job(job, self.config.compile_timeout_s + self.config.run_timeout_s, self.config.run_timeout_s,
+                            first_phase="check")
             w.cleanup()
             if res.result is None:
                 rec = {"status": "task_error", "findings": [f"check {res.ended}: {res.detail}"]}

@@ -120,8 +120,10 @@ class WorkerProcess:
             return ""
 
     # -- one job ----------------------------------------------------------------------------------
-    def run_job(self, job: dict[str, Any], compile_timeout_s: float, run_timeout_s: float) -> JobOutcome:
-        """Send one job and wait for its result under the two time limits. The worker is finished after."""
+    def run_job(self, job: dict[str, Any], compile_timeout_s: float, run_timeout_s: float,
+                first_phase: str = "load") -> JobOutcome:
+        """Send one job and wait for its result under the two time limits (``compile_timeout_s`` until the
+        worker reports its 'run' phase, then ``run_timeout_s``). The worker is finished after."""
         t0 = time.monotonic()
         phases: list[tuple[str, float]] = []
         if not self.wait_ready():
@@ -140,7 +142,7 @@ class WorkerProcess:
         except OSError:
             self.kill()
             return JobOutcome(None, "died", self._death_detail(), phases, self.log_tail(), time.monotonic() - t0)
-        limit, phase = compile_timeout_s, "load"
+        limit, phase = compile_timeout_s, first_phase
         deadline = time.monotonic() + limit
         run_started: float | None = None
         while True:
