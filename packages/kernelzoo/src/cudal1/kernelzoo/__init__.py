@@ -1,3 +1,15 @@
-"""cudal1.kernelzoo: not built yet (issue 4). This package deliberately exposes nothing."""
+"""cudal1.kernelzoo: optimized ops, one module each (reference beside the Triton kernel, per-architecture
+launch configs, ``torch.library`` registration, CPU fallback to the reference).
 
-__all__: list[str] = []
+Partial (issue 4 is open): three ops so far, no raw CUDA yet, no per-task solutions, no benchmarks.
+
+    import torch
+    from cudal1.kernelzoo import relu, softmax, layer_norm
+    y = softmax(torch.randn(8, 1000, device="cuda"))
+"""
+
+from .ops.layer_norm import layer_norm, layer_norm_ref
+from .ops.relu import relu, relu_ref
+from .ops.softmax import softmax, softmax_ref
+
+__all__ = ["layer_norm", "layer_norm_ref", "relu", "relu_ref", "softmax", "softmax_ref"]

@@ -1,0 +1,1 @@
+"""One module per op: reference (``*_ref``), Triton kernel, per-architecture configs, torch.library op."""
