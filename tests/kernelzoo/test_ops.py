@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from cudal1.kernelzoo import arch
-from cudal1.kernelzoo.ops import layer_norm, relu, softmax
+from cudal1.kernelzoo.ops import layer_norm, relu, rms_norm, softmax
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: Triton's interpreter
 SHAPES = [(5, 123), (3, 7, 33), (1, 1), (4, 2049)]
@@ -66,6 +66,15 @@ def test_layer_norm_kernel(shape, family):
     assert_close(layer_norm.layer_norm_launch(x, w, b, 1e-5, cfg), layer_norm.layer_norm_ref(x, w, b, 1e-5))
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("family", list(arch.CAPABILITY))
+def test_rms_norm_kernel(shape, family):
+    x = rnd(shape, 8)
+    w = rnd(shape[-1:], 9, 1.0)
+    cfg = dict(rms_norm.CONFIGS[family], BLOCK=min(rms_norm.CONFIGS[family]["BLOCK"], 256))
+    assert_close(rms_norm.rms_norm_launch(x, w, 1e-6, cfg), rms_norm.rms_norm_ref(x, w, 1e-6))
+
+
 def test_layer_norm_rejects_wrong_weight_shape():
     x = rnd((4, 8), 7)
     with pytest.raises(ValueError, match="shape"):
@@ -75,6 +84,7 @@ def test_layer_norm_rejects_wrong_weight_shape():
 def test_public_functions_and_cpu_fallback():
     from cudal1.kernelzoo import layer_norm as ln
     from cudal1.kernelzoo import relu as r
+    from cudal1.kernelzoo import rms_norm as rn
     from cudal1.kernelzoo import softmax as sm
 
     x = torch.randn(6, 40)
@@ -82,12 +92,14 @@ def test_public_functions_and_cpu_fallback():
     assert torch.equal(r(x), torch.relu(x))
     assert torch.allclose(sm(x), torch.softmax(x, -1))
     assert torch.allclose(ln(x, w, b), torch.nn.functional.layer_norm(x, (40,), w, b))
+    assert torch.allclose(rn(x, w), x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)
 
 
 @pytest.mark.parametrize("op, args", [
     ("relu", (torch.randn(4, 9),)),
     ("softmax", (torch.randn(4, 9),)),
     ("layer_norm", (torch.randn(4, 9), torch.randn(9), torch.randn(9), 1e-5)),
+    ("rms_norm", (torch.randn(4, 9), torch.randn(9), 1e-6)),
 ])
 def test_torch_library_registration(op, args):
     torch.library.opcheck(getattr(torch.ops.cudal1, op), args)
@@ -109,4 +121,4 @@ def test_every_kernel_compiles_for_every_architecture():
                          env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     lines = [ln for ln in res.stdout.splitlines() if "cubin" in ln]
-    assert len(lines) == 3 * 4 and all(int(ln.split()[-2]) > 0 for ln in lines)
+    assert len(lines) == 4 * 4 and all(int(ln.split()[-2]) > 0 for ln in lines)

@@ -1,7 +1,7 @@
 """cudal1.kernelzoo: optimized ops, one module each (reference beside the Triton kernel, per-architecture
 launch configs, ``torch.library`` registration, CPU fallback to the reference).
 
-Partial (issue 4 is open): three ops so far, no raw CUDA yet, no per-task solutions, no benchmarks.
+Partial (issue 4 is open): four ops so far, no raw CUDA yet, no per-task solutions, no benchmarks.
 
     import torch
     from cudal1.kernelzoo import relu, softmax, layer_norm
@@ -10,6 +10,7 @@ Partial (issue 4 is open): three ops so far, no raw CUDA yet, no per-task soluti
 
 from .ops.layer_norm import layer_norm, layer_norm_ref
 from .ops.relu import relu, relu_ref
+from .ops.rms_norm import rms_norm, rms_norm_ref
 from .ops.softmax import softmax, softmax_ref
 
-__all__ = ["layer_norm", "layer_norm_ref", "relu", "relu_ref", "softmax", "softmax_ref"]
+__all__ = ["layer_norm", "layer_norm_ref", "relu", "relu_ref", "rms_norm", "rms_norm_ref", "softmax", "softmax_ref"]

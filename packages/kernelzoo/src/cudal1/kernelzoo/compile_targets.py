@@ -19,6 +19,8 @@ KERNELS = [
     ("softmax", "_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"}),
     ("layer_norm", "_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32",
                                           "n_cols": "i32", "eps": "fp32"}),
+    ("rms_norm", "_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32",
+                                      "eps": "fp32"}),
 ]
 
 
