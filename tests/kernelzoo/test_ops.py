@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from cudal1.kernelzoo import arch
-from cudal1.kernelzoo.ops import layer_norm, relu, rms_norm, softmax
+from cudal1.kernelzoo.ops import gelu, layer_norm, relu, rms_norm, silu, softmax
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: Triton's interpreter
 SHAPES = [(5, 123), (3, 7, 33), (1, 1), (4, 2049)]
@@ -41,6 +41,16 @@ def test_relu_kernel(shape, family):
     got = relu.relu_launch(x, relu.CONFIGS[family])
     assert torch.isnan(got.view(-1)[0])
     assert_close(got.view(-1)[1:], relu.relu_ref(x).view(-1)[1:])
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("family", list(arch.CAPABILITY))
+@pytest.mark.parametrize("op", [gelu, silu], ids=["gelu", "silu"])
+def test_activation_kernels(op, shape, family):
+    name = op.__name__.rsplit(".", 1)[1]
+    x = rnd(shape, 10)
+    got = getattr(op, f"{name}_launch")(x, op.CONFIGS[family])
+    assert_close(got, getattr(op, f"{name}_ref")(x))
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -90,6 +100,10 @@ def test_public_functions_and_cpu_fallback():
     x = torch.randn(6, 40)
     w, b = torch.randn(40), torch.randn(40)
     assert torch.equal(r(x), torch.relu(x))
+    from cudal1.kernelzoo import gelu as g
+    from cudal1.kernelzoo import silu as si
+
+    assert torch.allclose(g(x), torch.nn.functional.gelu(x)) and torch.allclose(si(x), torch.nn.functional.silu(x))
     assert torch.allclose(sm(x), torch.softmax(x, -1))
     assert torch.allclose(ln(x, w, b), torch.nn.functional.layer_norm(x, (40,), w, b))
     assert torch.allclose(rn(x, w), x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)
@@ -97,6 +111,8 @@ def test_public_functions_and_cpu_fallback():
 
 @pytest.mark.parametrize("op, args", [
     ("relu", (torch.randn(4, 9),)),
+    ("gelu", (torch.randn(4, 9),)),
+    ("silu", (torch.randn(4, 9),)),
     ("softmax", (torch.randn(4, 9),)),
     ("layer_norm", (torch.randn(4, 9), torch.randn(9), torch.randn(9), 1e-5)),
     ("rms_norm", (torch.randn(4, 9), torch.randn(9), 1e-6)),
@@ -121,4 +137,4 @@ def test_every_kernel_compiles_for_every_architecture():
                          env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     lines = [ln for ln in res.stdout.splitlines() if "cubin" in ln]
-    assert len(lines) == 4 * 4 and all(int(ln.split()[-2]) > 0 for ln in lines)
+    assert len(lines) == 6 * 4 and all(int(ln.split()[-2]) > 0 for ln in lines)

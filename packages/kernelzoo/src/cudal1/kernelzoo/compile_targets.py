@@ -16,6 +16,8 @@ from .arch import CAPABILITY
 # (module, kernel attribute, signature, constexpr names besides BLOCK)
 KERNELS = [
     ("relu", "_relu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"}),
+    ("gelu", "_gelu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"}),
+    ("silu", "_silu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"}),
     ("softmax", "_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"}),
     ("layer_norm", "_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32",
                                           "n_cols": "i32", "eps": "fp32"}),

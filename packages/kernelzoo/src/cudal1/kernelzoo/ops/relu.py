@@ -10,15 +10,9 @@ import torch
 import triton
 import triton.language as tl
 
-from ..arch import check_table, pick
+from ._elementwise import CONFIGS, launch_unary
 
-CONFIGS = {
-    "sm80": {"BLOCK": 4096, "num_warps": 8},
-    "sm86": {"BLOCK": 2048, "num_warps": 8},
-    "sm89": {"BLOCK": 2048, "num_warps": 8},
-    "sm90": {"BLOCK": 8192, "num_warps": 16},
-}
-check_table(CONFIGS, "relu")
+__all__ = ["CONFIGS", "relu", "relu_launch", "relu_ref"]
 
 
 def relu_ref(x: torch.Tensor) -> torch.Tensor:
@@ -36,13 +30,7 @@ def _relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 def relu_launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
     """Run the Triton kernel (any device Triton can run on, the interpreter included)."""
-    cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
-    xc = x.contiguous()
-    y = torch.empty_like(xc)
-    n = xc.numel()
-    if n:
-        _relu_kernel[(triton.cdiv(n, cfg["BLOCK"]),)](xc, y, n, BLOCK=cfg["BLOCK"], num_warps=cfg["num_warps"])
-    return y
+    return launch_unary(_relu_kernel, x, config)
 
 
 @torch.library.custom_op("cudal1::relu", mutates_args=())

@@ -1,0 +1,30 @@
+"""Shared launcher and launch configs of the elementwise ops (relu, gelu, silu): one program per BLOCK
+elements, 64-bit offsets, any shape (flattened contiguous view)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+
+from ..arch import check_table, pick
+
+CONFIGS = {
+    "sm80": {"BLOCK": 4096, "num_warps": 8},
+    "sm86": {"BLOCK": 2048, "num_warps": 8},
+    "sm89": {"BLOCK": 2048, "num_warps": 8},
+    "sm90": {"BLOCK": 8192, "num_warps": 16},
+}
+check_table(CONFIGS, "elementwise")
+
+
+def launch_unary(kernel: Any, x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """``y = f(x)`` with ``kernel(x_ptr, y_ptr, n, BLOCK)``; output contiguous, same shape and dtype."""
+    cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
+    xc = x.contiguous()
+    y = torch.empty_like(xc)
+    n = xc.numel()
+    if n:
+        kernel[(triton.cdiv(n, cfg["BLOCK"]),)](xc, y, n, BLOCK=cfg["BLOCK"], num_warps=cfg["num_warps"])
+    return y

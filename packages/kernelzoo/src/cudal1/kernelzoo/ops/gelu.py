@@ -1,0 +1,50 @@
+"""GELU (exact, erf form): ``y = x * 0.5 * (1 + erf(x / sqrt(2)))`` elementwise, as ``torch.nn.functional.gelu``.
+
+Shapes: any; dtypes float32/float16/bfloat16; output has ``x``'s shape and dtype. Memory-bound: one read
+and one write per element; computed in fp32.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ._elementwise import CONFIGS, launch_unary
+
+__all__ = ["CONFIGS", "gelu", "gelu_launch", "gelu_ref"]
+
+
+def gelu_ref(x: torch.Tensor) -> torch.Tensor:
+    """PyTorch reference."""
+    return torch.nn.functional.gelu(x)
+
+
+@triton.jit
+def _gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def gelu_launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernel (any device Triton can run on, the interpreter included)."""
+    return launch_unary(_gelu_kernel, x, config)
+
+
+@torch.library.custom_op("cudal1::gelu", mutates_args=())
+def _gelu_op(x: torch.Tensor) -> torch.Tensor:
+    return gelu_launch(x) if x.is_cuda else gelu_ref(x)
+
+
+@_gelu_op.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def gelu(x: torch.Tensor) -> torch.Tensor:
+    """GELU of ``x`` (any shape, float dtype): Triton on CUDA, the reference on CPU. Traceable by
+    ``torch.compile`` (registered as ``torch.ops.cudal1.gelu``)."""
+    return torch.ops.cudal1.gelu(x)
