@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -151,7 +150,7 @@ def _run(argv: list[str] | None) -> int:
     if store is not None:
         store.close()
     if args.json:
-        Path(args.json).expanduser().write_text(json.dumps([r.to_dict() for r in results], indent=1, default=_json_default))
+        Path(args.json).expanduser().write_text(json.dumps([r.to_dict() for r in results], indent=1, default=str))
     print(format_summary(summarize(results)))
     return 0
 
@@ -187,12 +186,6 @@ def _check_suite(args: argparse.Namespace, tasks: list[Task]) -> int:
     if args.json:
         Path(args.json).expanduser().write_text(json.dumps(recs, indent=1))
     return 0
-
-
-def _json_default(x: object) -> object:
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    return str(x)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -177,7 +177,7 @@ class EvalPool:
         return dict(zip(todo.keys(), recs, strict=True))
 
     # -- evaluation -------------------------------------------------------------------------------
-    def _job(self, task: Task, candidate: Candidate, device: str) -> dict[str, Any]:
+    def _job(self, task: Task, candidate: Candidate, device: str, key: str | None) -> dict[str, Any]:
         job: dict[str, Any] = {
             "kind": "evaluate",
             "task_source": task.source,
@@ -186,8 +186,8 @@ class EvalPool:
             "device": device,
             "env": {},
         }
-        if buildcache.needs_build(candidate.source):
-            ext = buildcache.extensions_dir(self.cache_root, self.build_key(candidate))
+        if key is not None:
+            ext = buildcache.extensions_dir(self.cache_root, key)
             ext.mkdir(parents=True, exist_ok=True)
             buildcache.clear_stale_locks(ext)
             job["extensions_dir"] = str(ext)
@@ -198,22 +198,23 @@ class EvalPool:
         t0 = time.monotonic()
         base = {"task": task.name, "baseline": self.config.baseline, "device": self.config.device.split(":")[0],
                 "task_hash": task.hash, "candidate_hash": candidate.hash}
-        if buildcache.needs_build(candidate.source):
-            rec = buildcache.read_record(self.cache_root, self.build_key(candidate))
+        key = self.build_key(candidate) if buildcache.needs_build(candidate.source) else None
+        if key is not None:
+            rec = buildcache.read_record(self.cache_root, key)
             if rec is not None and rec.get("status") == "failed":
                 return EvalResult(status="compile_error", reason=f"build failed (cached): {rec.get('reason', '')}",
-                                  build={"key": self.build_key(candidate), "cached_failure": True},
+                                  build={"key": key, "cached_failure": True},
                                   log_tail=rec.get("log_tail", ""), wall_s=time.monotonic() - t0, **base)
         worker = slot.take_worker()
         slot.prestart(remaining)  # the next pairs' processes start while this one runs
         try:
-            outcome = worker.run_job(self._job(task, candidate, slot.device), self.config.compile_timeout_s,
+            outcome = worker.run_job(self._job(task, candidate, slot.device, key), self.config.compile_timeout_s,
                                      self.config.run_timeout_s)
         finally:
             worker.cleanup()
         res = assemble_result(outcome, base, time.monotonic() - t0)
-        if buildcache.needs_build(candidate.source):
-            res = res.replace(build={**res.build, "key": self.build_key(candidate)})
+        if key is not None:
+            res = res.replace(build={**res.build, "key": key})
         return res
 
     def check_tasks(self, tasks: Sequence[Task], on_result: Callable[[int, dict[str, Any]], None] | None = None

@@ -92,14 +92,31 @@ def _construct(cls: type, init_inputs: list[Any], seed: int, device: torch.devic
     return model.to(device)
 
 
+def exact_fp32() -> None:
+    """The numerics every reference runs with: no TF32, no cuDNN autotuning."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = False
+
+
+def load_reference(task_source: str, workdir: Path, seed: int, device: torch.device) -> tuple[nn.Module, Any, list]:
+    """(reference model in eval mode with randomised parameters, pristine inputs module, init inputs):
+    the task as both an evaluation and ``--check-suite`` see it."""
+    ref_mod = load_task_copy(task_source, workdir, "ref")
+    inp_mod = load_task_copy(task_source, workdir, "inputs")
+    init_inputs = list(inp_mod.get_init_inputs())
+    reference = _construct(ref_mod.Model, init_inputs, seed, device)
+    randomise_(reference, seed)
+    reference.eval()
+    return reference, inp_mod, init_inputs
+
+
 def evaluate_in_worker(job: dict[str, Any], send: Send) -> dict[str, Any]:
     """Run one evaluation job. Returns the fields of an EvalResult (the parent adds its own)."""
     cfg = EvalConfig.from_dict(job["config"])
     device = torch.device(job["device"])
     out: dict[str, Any] = {"status": "ok", "reason": "", "flags": [], "integrity": {}}
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cudnn.benchmark = False
+    exact_fp32()
     if device.type == "cuda":
         torch.cuda.set_device(device)
     elif cfg.cpu_threads:
@@ -127,6 +144,7 @@ class Evaluation:
         self.info: dict[str, Any] = out["integrity"]
         self.workdir = Path(job["workdir"])
         self.seed = cfg.seed
+        self.candidate: nn.Module | None = None
 
     # -- guards -----------------------------------------------------------------------------------
     def guard(self, when: str, check_threads: bool = True) -> None:
@@ -146,7 +164,7 @@ class Evaluation:
         if check_threads and extra > 0:
             raise Verdict("rejected", f"{extra} thread(s) started by the candidate still run after it returned "
                           f"({when}): work outside the timed call", ("threads",))
-        training = integrity.training_modules(self.candidate) if hasattr(self, "candidate") else []
+        training = integrity.training_modules(self.candidate) if self.candidate is not None else []
         if training:
             raise Verdict("rejected", f"the candidate switched {', '.join(training[:3])} to training mode ({when}); "
                           "both models must stay in eval mode", ("mode_change",))
@@ -178,14 +196,10 @@ class Evaluation:
         self.out["timing"]["phases_s"] = phases  # where the worker's time went (s)
 
     def load_task(self) -> None:
-        job, device, seed = self.job, self.device, self.seed
+        device, seed = self.device, self.seed
         try:
-            ref_mod = load_task_copy(job["task_source"], self.workdir, "ref")
-            self.inp_mod = load_task_copy(job["task_source"], self.workdir, "inputs")
-            self.init_inputs = list(self.inp_mod.get_init_inputs())
-            self.reference = _construct(ref_mod.Model, self.init_inputs, seed, device)
-            randomise_(self.reference, seed)
-            self.reference.eval()
+            self.reference, self.inp_mod, self.init_inputs = load_reference(self.job["task_source"], self.workdir,
+                                                                           seed, device)
             task_peak = self._task_peak_memory()
             task_check = check_task(self.reference, lambda s: make_inputs(self.inp_mod, s, device), seed)
         except Exception as e:  # noqa: BLE001

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .types import Task
+from .types import Candidate, Task
 
 BUILTIN_DIR = Path(__file__).parent / "builtin_tasks"
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -149,14 +149,12 @@ def load_suite(spec: str) -> list[Task]:
     return load_suite_report(spec).tasks
 
 
-def reference_candidate(task: Task):
+def reference_candidate(task: Task) -> Candidate:
     """The task's own reference submitted as a candidate: its source with the name ``Model`` renamed to
     ``ModelNew`` everywhere (tokens, not text, so ``super(Model, self)`` follows). Its speedup must be ~1.
     """
     import io
     import tokenize
-
-    from .types import Candidate
 
     toks = list(tokenize.generate_tokens(io.StringIO(task.source).readline))
     renamed = [t._replace(string="ModelNew") if t.type == tokenize.NAME and t.string == "Model" else t for t in toks]

@@ -70,23 +70,15 @@ def _check_task(job: dict[str, Any]) -> dict[str, Any]:
 
     import torch
 
-    from .loading import load_task_copy
-    from .params import randomise_
-    from .runner import make_inputs
+    from .runner import exact_fp32, load_reference, make_inputs
     from .task_checks import check_task
 
     device = torch.device(job.get("device", "cpu"))
     seed = int(job.get("seed", 0))
     try:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        ref = load_task_copy(job["task_source"], Path(job["workdir"]), "ref")
-        inp = load_task_copy(job["task_source"], Path(job["workdir"]), "inputs")
-        torch.manual_seed(seed)
-        with torch.device(device), torch.no_grad():
-            model = ref.Model(*inp.get_init_inputs()).to(device)
-            randomise_(model, seed)
-            model.eval()
+        exact_fp32()
+        with torch.no_grad():
+            model, inp, _ = load_reference(job["task_source"], Path(job["workdir"]), seed, device)
             res = check_task(model, lambda s: make_inputs(inp, s, device), seed)
         return {"status": "degenerate" if res["degenerate"] else "ok", "findings": res["findings"]}
     except BaseException as e:  # noqa: BLE001

@@ -1,8 +1,9 @@
-"""Shared launcher and launch configs of the elementwise ops (relu, gelu, silu): one program per BLOCK
+"""Shared launcher, launch configs and registration of the elementwise ops (relu, gelu, silu): one program per BLOCK
 elements, 64-bit offsets, any shape (flattened contiguous view)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -28,3 +29,26 @@ def launch_unary(kernel: Any, x: torch.Tensor, config: dict | None = None) -> to
     if n:
         kernel[(triton.cdiv(n, cfg["BLOCK"]),)](xc, y, n, BLOCK=cfg["BLOCK"], num_warps=cfg["num_warps"])
     return y
+
+
+def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor]
+             ) -> tuple[Callable[..., torch.Tensor], Callable[[torch.Tensor], torch.Tensor]]:
+    """(launcher, public function) of an elementwise op: the launcher runs ``kernel`` through
+    :func:`launch_unary`; the public function is ``torch.ops.cudal1.<name>``, registered here with a fake
+    implementation for ``torch.compile`` and the reference as CPU fallback."""
+
+    def launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+        return launch_unary(kernel, x, config)
+
+    @torch.library.custom_op(f"cudal1::{name}", mutates_args=())
+    def op(x: torch.Tensor) -> torch.Tensor:
+        return launch(x) if x.is_cuda else ref(x)
+
+    @op.register_fake
+    def _(x: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+    def public(x: torch.Tensor) -> torch.Tensor:
+        return getattr(torch.ops.cudal1, name)(x)
+
+    return launch, public

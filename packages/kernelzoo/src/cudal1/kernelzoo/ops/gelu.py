@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ._elementwise import CONFIGS, launch_unary
+from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "gelu", "gelu_launch", "gelu_ref"]
 
@@ -29,22 +29,7 @@ def _gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def gelu_launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
-    """Run the Triton kernel (any device Triton can run on, the interpreter included)."""
-    return launch_unary(_gelu_kernel, x, config)
-
-
-@torch.library.custom_op("cudal1::gelu", mutates_args=())
-def _gelu_op(x: torch.Tensor) -> torch.Tensor:
-    return gelu_launch(x) if x.is_cuda else gelu_ref(x)
-
-
-@_gelu_op.register_fake
-def _(x: torch.Tensor) -> torch.Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def gelu(x: torch.Tensor) -> torch.Tensor:
-    """GELU of ``x`` (any shape, float dtype): Triton on CUDA, the reference on CPU. Traceable by
-    ``torch.compile`` (registered as ``torch.ops.cudal1.gelu``)."""
-    return torch.ops.cudal1.gelu(x)
+#: ``gelu_launch(x, config=None)`` runs the Triton kernel (any device Triton runs on, the interpreter
+#: included); ``gelu(x)`` is the public op: Triton on CUDA, the reference on CPU, traceable by
+#: ``torch.compile`` as ``torch.ops.cudal1.gelu``.
+gelu_launch, gelu = unary_op("gelu", _gelu_kernel, gelu_ref)

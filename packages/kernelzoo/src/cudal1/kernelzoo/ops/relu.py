@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ._elementwise import CONFIGS, launch_unary
+from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "relu", "relu_launch", "relu_ref"]
 
@@ -28,22 +28,7 @@ def _relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.where(x < 0, 0.0, x).to(x.dtype), mask=mask)  # NaN stays NaN, as in torch
 
 
-def relu_launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
-    """Run the Triton kernel (any device Triton can run on, the interpreter included)."""
-    return launch_unary(_relu_kernel, x, config)
-
-
-@torch.library.custom_op("cudal1::relu", mutates_args=())
-def _relu_op(x: torch.Tensor) -> torch.Tensor:
-    return relu_launch(x) if x.is_cuda else relu_ref(x)
-
-
-@_relu_op.register_fake
-def _(x: torch.Tensor) -> torch.Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def relu(x: torch.Tensor) -> torch.Tensor:
-    """ReLU of ``x`` (any shape, float dtype): Triton on CUDA, the reference on CPU. Traceable by
-    ``torch.compile`` (registered as ``torch.ops.cudal1.relu``)."""
-    return torch.ops.cudal1.relu(x)
+#: ``relu_launch(x, config=None)`` runs the Triton kernel (any device Triton runs on, the interpreter
+#: included); ``relu(x)`` is the public op: Triton on CUDA, the reference on CPU, traceable by
+#: ``torch.compile`` as ``torch.ops.cudal1.relu``.
+relu_launch, relu = unary_op("relu", _relu_kernel, relu_ref)

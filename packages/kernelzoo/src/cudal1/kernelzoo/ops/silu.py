@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ._elementwise import CONFIGS, launch_unary
+from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "silu", "silu_launch", "silu_ref"]
 
@@ -29,22 +29,7 @@ def _silu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def silu_launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
-    """Run the Triton kernel (any device Triton can run on, the interpreter included)."""
-    return launch_unary(_silu_kernel, x, config)
-
-
-@torch.library.custom_op("cudal1::silu", mutates_args=())
-def _silu_op(x: torch.Tensor) -> torch.Tensor:
-    return silu_launch(x) if x.is_cuda else silu_ref(x)
-
-
-@_silu_op.register_fake
-def _(x: torch.Tensor) -> torch.Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def silu(x: torch.Tensor) -> torch.Tensor:
-    """SiLU of ``x`` (any shape, float dtype): Triton on CUDA, the reference on CPU. Traceable by
-    ``torch.compile`` (registered as ``torch.ops.cudal1.silu``)."""
-    return torch.ops.cudal1.silu(x)
+#: ``silu_launch(x, config=None)`` runs the Triton kernel (any device Triton runs on, the interpreter
+#: included); ``silu(x)`` is the public op: Triton on CUDA, the reference on CPU, traceable by
+#: ``torch.compile`` as ``torch.ops.cudal1.silu``.
+silu_launch, silu = unary_op("silu", _silu_kernel, silu_ref)
