@@ -137,4 +137,5 @@ def test_every_kernel_compiles_for_every_architecture():
                          env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     lines = [ln for ln in res.stdout.splitlines() if "cubin" in ln]
-    assert len(lines) == 6 * 4 and all(int(ln.split()[-2]) > 0 for ln in lines)
+    from cudal1.kernelzoo.compile_targets import triton_kernels
+    assert len(lines) == len(triton_kernels()) * 4 >= 6 * 4 and all(int(ln.split()[-2]) > 0 for ln in lines)

@@ -38,8 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="print the suite's task names, one per line, and exit")
     p.add_argument("--check-suite", action="store_true",
                    help="only check the tasks: constant output, output independent of an input or of a weight")
-    p.add_argument("--solutions", metavar="DIR",
-                   help="folder of <task name>.py files defining ModelNew (default: each task's own reference)")
+    p.add_argument("--solutions", metavar="DIR|NAME",
+                   help="folder of <task name>.py files defining ModelNew, or the name of an installed solution "
+                        "set (e.g. kernelzoo); default: each task's own reference")
     p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when a GPU is visible, else cpu")
     p.add_argument("--baseline", choices=BASELINES, default="eager", help="how the reference is timed")
     p.add_argument("--timeout", type=float, metavar="S", help="time limit in seconds for loading and for running "
@@ -52,11 +53,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+SOLUTION_SETS = "cudal1.solutions"  # entry-point group: name -> callable returning a folder of <task>.py
+
+
+def solution_sets() -> dict[str, object]:
+    """Installed solution sets by name (entry points of group ``cudal1.solutions``, e.g. ``kernelzoo``)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=SOLUTION_SETS)}
+
+
+def resolve_solutions(spec: str) -> tuple[Path, str]:
+    """(folder, origin label) for ``--solutions``: an existing folder, else an installed set's name."""
+    d = Path(spec).expanduser()
+    if d.is_dir():
+        return d, f"solutions:{d}"
+    sets = solution_sets()
+    if spec in sets:
+        folder = Path(sets[spec].load()())  # type: ignore[attr-defined]
+        if not folder.is_dir():
+            raise UsageError(f"solution set {spec} points at {folder}, which is not a folder; reinstall its package")
+        return folder, f"solutions:{spec}"
+    known = f"; installed sets: {', '.join(sorted(sets))}" if sets else "; no solution set is installed"
+    raise UsageError(f"--solutions {spec}: no such folder{known}")
+
+
 def load_solutions(folder: str, tasks: list[Task]) -> tuple[list[tuple[Task, Candidate]], list[str]]:
-    """Pairs for tasks that have ``<name>.py`` in ``folder``; plus names of files matching no task."""
-    d = Path(folder).expanduser()
-    if not d.is_dir():
-        raise UsageError(f"solutions folder {d} does not exist")
+    """Pairs for tasks that have ``<name>.py`` in ``folder`` (or in the installed solution set of that
+    name); plus names of files matching no task."""
+    d, origin = resolve_solutions(folder)
     by_name = {t.name: t for t in tasks}
     pairs, unknown = [], []
     for f in sorted(d.glob("*.py")):
@@ -68,7 +93,7 @@ def load_solutions(folder: str, tasks: list[Task]) -> tuple[list[tuple[Task, Can
             src = f.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             src = f"raise ImportError({('cannot read solution file: ' + str(e))!r})\n"
-        pairs.append((task, Candidate(source=src, task=task.name, origin=f"solutions:{d}")))
+        pairs.append((task, Candidate(source=src, task=task.name, origin=origin)))
     return pairs, unknown
 
 
@@ -198,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         print("cudal1-eval: interrupted; results already stored are kept (rerun with the same --store to resume)",
               file=sys.stderr)
         code = 130
+    except BrokenPipeError:  # `cudal1-eval --list | head`: the reader left; not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     if __name__ == "__main__" or argv is None:
         sys.exit(code)
     return code

@@ -34,7 +34,7 @@ from .config import EvalConfig
 from .environment import device_info
 from .loading import CandidateLoadError, load_candidate, load_task_copy
 from .params import randomise_, share_parameters
-from .static_checks import analyse, defined_kernels
+from .static_checks import analyse, defined_kernels, library_kernels
 from .task_checks import check_task
 from .timing import Timer
 
@@ -320,7 +320,8 @@ class Evaluation:
         if names is None:
             self.out["uses_custom_kernel"] = False if self.device.type == "cpu" else None
             return
-        lib, custom = integrity.classify_kernels(names, defined_kernels(self.job["candidate_source"]))
+        src = self.job["candidate_source"]
+        lib, custom = integrity.classify_kernels(names, defined_kernels(src) + library_kernels(src))
         self.info["kernels"] = {"library": lib[:30], "custom": custom[:30]}
         self.out["uses_custom_kernel"] = bool(custom)
         if custom:

@@ -244,6 +244,50 @@ def defined_kernels(source: str) -> list[str]:
     return sorted(n for n in names if len(n) > 2)
 
 
+#: packages whose kernels count as a candidate's own when it imports them: trusted kernel libraries of this
+#: project (a released solution built from the zoo's ops runs the zoo's Triton/CUDA kernels).
+KERNEL_LIBRARIES = ("cudal1.kernelzoo",)
+
+
+def imported_modules(source: str) -> set[str]:
+    """Dotted names of the modules a source imports (``import a.b`` -> ``a.b``; ``from a import b`` -> ``a``
+    and ``a.b``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    mods: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            mods.add(node.module)
+            mods.update(f"{node.module}.{a.name}" for a in node.names)
+    return mods
+
+
+def library_kernels(source: str) -> list[str]:
+    """Kernel names (as :func:`defined_kernels` finds them) of the :data:`KERNEL_LIBRARIES` packages the
+    source imports, read from the installed package's files without importing it."""
+    import importlib.util
+    from pathlib import Path
+
+    names: set[str] = set()
+    for lib in KERNEL_LIBRARIES:
+        if not any(m == lib or m.startswith(lib + ".") for m in imported_modules(source)):
+            continue
+        try:
+            spec = importlib.util.find_spec(lib)
+        except (ImportError, ValueError):
+            continue
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            for f in sorted(Path(loc).rglob("*.py")):
+                if "released" in f.relative_to(loc).parts:
+                    continue  # solutions, not kernels
+                names.update(defined_kernels(f.read_text(encoding="utf-8", errors="replace")))
+    return sorted(names)
+
+
 def _docstring_lines(tree: ast.AST) -> set[int]:
     lines: set[int] = set()
     for node in ast.walk(tree):

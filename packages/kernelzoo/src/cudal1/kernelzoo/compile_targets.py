@@ -2,54 +2,72 @@
 
     python -m cudal1.kernelzoo.compile_targets      # prints one line per (kernel, family); exit 1 on failure
 
-Uses Triton's ``GPUTarget("cuda", cc, 32)`` with each family's own launch config, so a config that no
-longer compiles for an architecture we cannot run here is seen at once. Must run without
-``TRITON_INTERPRET`` (the interpreter replaces kernels by Python functions).
+Kernels are found, not listed here: every module of ``cudal1.kernelzoo.ops`` names its Triton kernels in
+``TRITON_KERNELS``, a list of :class:`~cudal1.kernelzoo.kernel_specs.TritonKernel`. Each is compiled with Triton's
+``GPUTarget("cuda", cc, 32)`` and each family's own launch config (constexprs named like a config key take
+that key's value, ``num_warps`` too), so a config that no longer compiles for an architecture we cannot run
+here is seen at once. Must run without ``TRITON_INTERPRET`` (the interpreter replaces kernels by Python
+functions).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
+from types import ModuleType
 
 from .arch import CAPABILITY
+from .kernel_specs import TritonKernel
 
-# (module, kernel attribute, signature, constexpr names besides BLOCK)
-KERNELS = [
-    ("relu", "_relu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"}),
-    ("gelu", "_gelu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"}),
-    ("silu", "_silu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"}),
-    ("softmax", "_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"}),
-    ("layer_norm", "_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32",
-                                          "n_cols": "i32", "eps": "fp32"}),
-    ("rms_norm", "_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32",
-                                      "eps": "fp32"}),
-]
+
+def op_modules() -> list[ModuleType]:
+    """Every public op module of the zoo (``cudal1.kernelzoo.ops.<op>``), imported."""
+    from . import ops
+
+    return [importlib.import_module(f"{ops.__name__}.{m.name}") for m in pkgutil.iter_modules(ops.__path__)
+            if not m.name.startswith("_")]
+
+
+def triton_kernels() -> list[tuple[ModuleType, TritonKernel]]:
+    """(module, spec) for every Triton kernel the op modules declare."""
+    return [(mod, spec) for mod in op_modules() for spec in getattr(mod, "TRITON_KERNELS", [])]
 
 
 def compile_all() -> list[tuple[str, str, int]]:
     """(kernel, family, cubin bytes) for every kernel and family; raises on the first failure."""
-    import importlib
-
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     out = []
-    for mod_name, attr, sig in KERNELS:
-        mod = importlib.import_module(f"cudal1.kernelzoo.ops.{mod_name}")
-        fn = getattr(mod, attr)
+    for mod, spec in triton_kernels():
+        fn = getattr(mod, spec.kernel)
+        table = getattr(mod, spec.configs)
+        const_names = [fn.arg_names[i] for i, p in enumerate(fn.params) if p.is_constexpr]
         for family, cc in CAPABILITY.items():
-            cfg = mod.CONFIGS[family]
-            src = ASTSource(fn=fn, signature={**sig, "BLOCK": "constexpr"}, constexprs={"BLOCK": cfg["BLOCK"]})
-            k = triton.compile(src, target=GPUTarget("cuda", cc, 32), options={"num_warps": cfg["num_warps"]})
-            out.append((f"{mod_name}.{attr}", family, len(k.asm["cubin"])))
+            cfg = table[family]
+            consts = {}
+            for name in const_names:
+                if name in spec.constexprs:
+                    consts[name] = spec.constexprs[name]
+                elif name in cfg:
+                    consts[name] = cfg[name]
+                else:
+                    raise KeyError(f"{mod.__name__}.{spec.kernel}: constexpr {name} is neither in its config "
+                                   f"nor in TritonKernel.constexprs")
+            sig = {**spec.signature, **{n: "constexpr" for n in const_names}}
+            src = ASTSource(fn=fn, signature=sig, constexprs=consts)
+            k = triton.compile(src, target=GPUTarget("cuda", cc, 32),
+                               options={"num_warps": cfg.get("num_warps", 4), "num_stages": cfg.get("num_stages", 3)})
+            out.append((f"{mod.__name__.rsplit('.', 1)[1]}.{spec.kernel}", family, len(k.asm["cubin"])))
     return out
 
 
 def main() -> int:
     try:
         for name, family, size in compile_all():
-            print(f"{name:<40} {family}  cubin {size} bytes")
+            print(f"{name:<44} {family}  cubin {size} bytes")
     except Exception as e:  # noqa: BLE001
         print(f"compile failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -10,6 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernel_specs import TritonKernel
 from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "gelu", "gelu_launch", "gelu_ref"]
@@ -33,3 +34,6 @@ def _gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 #: included); ``gelu(x)`` is the public op: Triton on CUDA, the reference on CPU, traceable by
 #: ``torch.compile`` as ``torch.ops.cudal1.gelu``.
 gelu_launch, gelu = unary_op("gelu", _gelu_kernel, gelu_ref)
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_gelu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]

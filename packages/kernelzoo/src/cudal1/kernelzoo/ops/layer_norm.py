@@ -12,6 +12,7 @@ import triton
 import triton.language as tl
 
 from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
 
 CONFIGS = {
     "sm80": {"BLOCK": 1024, "num_warps": 4},
@@ -82,3 +83,6 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: f
     """Layer norm of ``x`` (..., N) with ``weight``, ``bias`` (N,) (Triton on CUDA, the reference on CPU);
     ``torch.ops.cudal1.layer_norm``."""
     return torch.ops.cudal1.layer_norm(x, weight, bias, eps)
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]

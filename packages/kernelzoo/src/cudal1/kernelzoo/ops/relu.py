@@ -10,6 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernel_specs import TritonKernel
 from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "relu", "relu_launch", "relu_ref"]
@@ -32,3 +33,6 @@ def _relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 #: included); ``relu(x)`` is the public op: Triton on CUDA, the reference on CPU, traceable by
 #: ``torch.compile`` as ``torch.ops.cudal1.relu``.
 relu_launch, relu = unary_op("relu", _relu_kernel, relu_ref)
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_relu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]

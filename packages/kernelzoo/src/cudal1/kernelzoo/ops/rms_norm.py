@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
 
 CONFIGS = {
     "sm80": {"BLOCK": 1024, "num_warps": 4},
@@ -73,3 +74,6 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     """RMS norm of ``x`` (..., N) with ``weight`` (N,) (Triton on CUDA, the reference on CPU);
     ``torch.ops.cudal1.rms_norm``."""
     return torch.ops.cudal1.rms_norm(x, weight, eps)
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]

@@ -10,6 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernel_specs import TritonKernel
 from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "silu", "silu_launch", "silu_ref"]
@@ -33,3 +34,6 @@ def _silu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 #: included); ``silu(x)`` is the public op: Triton on CUDA, the reference on CPU, traceable by
 #: ``torch.compile`` as ``torch.ops.cudal1.silu``.
 silu_launch, silu = unary_op("silu", _silu_kernel, silu_ref)
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_silu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]

@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
 
 CONFIGS = {
     "sm80": {"BLOCK": 1024, "num_warps": 4},
@@ -77,3 +78,6 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     """Softmax of ``x`` over its last dimension (Triton on CUDA, the reference on CPU);
     ``torch.ops.cudal1.softmax``."""
     return torch.ops.cudal1.softmax(x)
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"})]
