@@ -119,3 +119,12 @@ def test_spare_workers_are_used_and_cleaned_up(fixture_tasks, fast_config):
     results = pool.map([(task, reference_candidate(task))] * 3)
     assert [r.status for r in results] == ["ok"] * 3
     assert _live_worker_children() == []
+
+
+@pytest.mark.slow
+def test_compile_baseline_threads_are_the_harness_own(fixture_tasks, fast_config):
+    """torch.compile of the reference starts compile-worker threads; they are not the candidate's."""
+    task = fixture_tasks["tiny_linear_relu"]
+    res = evaluate(task, reference_candidate(task), fast_config.replace(baseline="compile"))
+    assert res.status == "ok", res.reason
+    assert res.timing["baseline"] == "compile"
