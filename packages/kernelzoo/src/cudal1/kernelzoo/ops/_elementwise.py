@@ -1,28 +1,45 @@
-"""Shared launcher, launch configs and registration of the elementwise ops (relu, gelu, silu): one program per BLOCK
-elements, 64-bit offsets, any shape (flattened contiguous view)."""
+"""Shared launchers, launch configs and registration of the elementwise ops (relu, gelu, silu, ...): one program
+per BLOCK elements, 64-bit offsets, any shape (flattened contiguous view); optionally a CUDA C kernel per op,
+built from one template (:func:`unary_cuda_source`): float4 loads and stores, ``ELEMENTWISE_UNROLL`` of them
+in flight per thread, a scalar path for misaligned tensors and a scalar tail."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from string import Template
 from typing import Any
 
 import torch
 import triton
 
+from .. import cuda_jit
 from ..arch import check_table, pick
+from ..kernel_specs import CudaSource
 
+#: Triton: BLOCK, num_warps. CUDA C: cuda_threads (threads per block; each moves 4 * ELEMENTWISE_UNROLL floats).
+#: backend: the default implementation of the ops sharing this table ("triton" or "cuda", see cuda_jit).
 CONFIGS = {
-    "sm80": {"BLOCK": 4096, "num_warps": 8},
-    "sm86": {"BLOCK": 2048, "num_warps": 8},
-    "sm89": {"BLOCK": 2048, "num_warps": 8},
-    "sm90": {"BLOCK": 8192, "num_warps": 16},
+    "sm80": {"BLOCK": 4096, "num_warps": 8, "cuda_threads": 256, "backend": "triton"},
+    "sm86": {"BLOCK": 2048, "num_warps": 8, "cuda_threads": 256, "backend": "triton"},
+    "sm89": {"BLOCK": 2048, "num_warps": 8, "cuda_threads": 256, "backend": "triton"},
+    "sm90": {"BLOCK": 8192, "num_warps": 16, "cuda_threads": 256, "backend": "triton"},
 }
 check_table(CONFIGS, "elementwise")
 
+#: float4 loads each CUDA C thread issues before computing (fixed in the template's ZOO_UNROLL)
+ELEMENTWISE_UNROLL = 4
 
-def launch_unary(kernel: Any, x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
-    """``y = f(x)`` with ``kernel(x_ptr, y_ptr, n, BLOCK)``; output contiguous, same shape and dtype."""
-    cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
+
+def op_configs(backend: str = "triton") -> dict[str, dict[str, Any]]:
+    """A copy of :data:`CONFIGS` for one op, so that op's ``backend`` can differ from its siblings'."""
+    return {family: dict(cfg, backend=backend) for family, cfg in CONFIGS.items()}
+
+
+def launch_unary(kernel: Any, x: torch.Tensor, config: dict | None = None, *,
+                 table: Mapping[str, dict] | None = None) -> torch.Tensor:
+    """``y = f(x)`` with ``kernel(x_ptr, y_ptr, n, BLOCK)``; output contiguous, same shape and dtype.
+    ``config`` defaults to the device's entry of ``table`` (default :data:`CONFIGS`)."""
+    cfg = config or pick(table or CONFIGS, x.device if x.is_cuda else None)
     xc = x.contiguous()
     y = torch.empty_like(xc)
     n = xc.numel()
@@ -31,18 +48,103 @@ def launch_unary(kernel: Any, x: torch.Tensor, config: dict | None = None) -> to
     return y
 
 
-def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor]
+_UNARY_CUDA = Template(r"""
+#define ZOO_UNROLL 4  // float4 loads in flight per thread (ELEMENTWISE_UNROLL)
+
+__device__ __forceinline__ float zoo_${name}_f(float v) { ${body} }
+
+// y[i] = f(x[i]) for i < n. Block b covers elements [b * 4 * ZOO_UNROLL * blockDim.x, ...); vec != 0 when x
+// and y are 16-byte aligned: float4 accesses, the last n % 4 elements done by block 0.
+extern "C" __global__ void __launch_bounds__(1024)
+zoo_${name}_f32(const float* __restrict__ x, float* __restrict__ y, long long n, int vec) {
+    const long long bd = blockDim.x, tid = threadIdx.x;
+    const long long first = (long long)blockIdx.x * bd * ZOO_UNROLL;  // in float4 units
+    if (vec) {
+        const long long n4 = n >> 2;
+        const float4* __restrict__ x4 = reinterpret_cast<const float4*>(x);
+        float4* __restrict__ y4 = reinterpret_cast<float4*>(y);
+        float4 v[ZOO_UNROLL];
+#pragma unroll
+        for (int u = 0; u < ZOO_UNROLL; ++u) {
+            const long long j = first + u * bd + tid;
+            v[u] = j < n4 ? x4[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int u = 0; u < ZOO_UNROLL; ++u) {
+            const long long j = first + u * bd + tid;
+            if (j < n4) {
+                float4 o;
+                o.x = zoo_${name}_f(v[u].x);
+                o.y = zoo_${name}_f(v[u].y);
+                o.z = zoo_${name}_f(v[u].z);
+                o.w = zoo_${name}_f(v[u].w);
+                y4[j] = o;
+            }
+        }
+        if (blockIdx.x == 0 && tid < (n & 3)) {
+            const long long j = (n & ~3LL) + tid;
+            y[j] = zoo_${name}_f(x[j]);
+        }
+    } else {
+        const long long first1 = first * 4;
+#pragma unroll
+        for (int u = 0; u < 4 * ZOO_UNROLL; ++u) {
+            const long long j = first1 + u * bd + tid;
+            if (j < n) y[j] = zoo_${name}_f(x[j]);
+        }
+    }
+}
+""")
+
+
+def unary_cuda_source(name: str, body: str) -> CudaSource:
+    """The CUDA C of elementwise op ``name``: kernel ``zoo_<name>_f32(x, y, n, vec)`` applying
+    ``float zoo_<name>_f(float v) { <body> }`` (fp32 math) to every element."""
+    return CudaSource(name, _UNARY_CUDA.substitute(name=name, body=body), (f"zoo_{name}_f32",))
+
+
+def launch_unary_cuda(source: CudaSource, x: torch.Tensor, config: dict | None = None, *,
+                      table: Mapping[str, dict] | None = None) -> torch.Tensor:
+    """``y = f(x)`` with the CUDA C kernel of ``source`` (see :func:`unary_cuda_source`); float32 only;
+    output contiguous, same shape. ``config`` defaults to the device's entry of ``table``."""
+    if x.dtype != torch.float32:
+        raise TypeError(f"the CUDA C kernel {source.kernels[0]} takes float32, got {x.dtype}")
+    cfg = config or pick(table or CONFIGS, x.device if x.is_cuda else None)
+    threads = int(cfg["cuda_threads"])
+    if threads % 32 or not 32 <= threads <= 1024:
+        raise ValueError(f"cuda_threads must be a multiple of 32 in [32, 1024], got {threads}")
+    xc = x.contiguous()
+    y = torch.empty_like(xc)
+    n = xc.numel()
+    if n:
+        vec = xc.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0
+        blocks = triton.cdiv(n, 4 * ELEMENTWISE_UNROLL * threads)
+        cuda_jit.launch(source, source.kernels[0], (blocks,), (threads,), (xc, y, cuda_jit.i64(n), cuda_jit.i32(vec)),
+                        xc.device)
+    return y
+
+
+def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor], *,
+             cuda_launch: Callable[[torch.Tensor], torch.Tensor] | None = None,
+             table: Mapping[str, dict] | None = None,
              ) -> tuple[Callable[..., torch.Tensor], Callable[[torch.Tensor], torch.Tensor]]:
     """(launcher, public function) of an elementwise op: the launcher runs ``kernel`` through
     :func:`launch_unary`; the public function is ``torch.ops.cudal1.<name>``, registered here with a fake
-    implementation for ``torch.compile`` and the reference as CPU fallback."""
+    implementation for ``torch.compile`` and the reference as CPU fallback. With ``cuda_launch`` (the op's
+    CUDA C launcher), CUDA inputs run it where :func:`cuda_jit.use_cuda` says so for ``table`` (the op's
+    config table, default :data:`CONFIGS`), else the Triton kernel."""
+    configs = table or CONFIGS
 
     def launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
-        return launch_unary(kernel, x, config)
+        return launch_unary(kernel, x, config, table=configs)
 
     @torch.library.custom_op(f"cudal1::{name}", mutates_args=())
     def op(x: torch.Tensor) -> torch.Tensor:
-        return launch(x) if x.is_cuda else ref(x)
+        if not x.is_cuda:
+            return ref(x)
+        if cuda_launch is not None and cuda_jit.use_cuda(configs, x):
+            return cuda_launch(x)
+        return launch(x)
 
     @op.register_fake
     def _(x: torch.Tensor) -> torch.Tensor:

@@ -3,6 +3,8 @@
 
 Shapes: ``x`` (..., N), ``weight`` and ``bias`` (N,); float32 (statistics in fp32); output like ``x``.
 One program per row: a mean pass, a variance pass (no cancellation from E[x^2] - E[x]^2), a write pass.
+CUDA C (``layer_norm_launch_cuda``, float32): one block per row held in registers where it fits (one read,
+one write; mean and variance from the registers).
 """
 
 from __future__ import annotations
@@ -11,14 +13,21 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import cuda_jit
 from ..arch import check_table, pick
-from ..kernel_specs import TritonKernel
+from ..kernel_specs import CudaSource, TritonKernel
+from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
+__all__ = ["CONFIGS", "CUDA_SOURCES", "layer_norm", "layer_norm_launch", "layer_norm_launch_cuda", "layer_norm_ref"]
+
+#: Triton: BLOCK, num_warps. CUDA C: cuda_max_threads, cuda_cols_per_thread (see _rows_cuda.row_threads).
+#: backend: the default implementation on CUDA, "triton" or "cuda" (cudal1.kernelzoo.cuda_jit).
+_CUDA_CFG = {"cuda_max_threads": 1024, "cuda_cols_per_thread": 16, "backend": "triton"}
 CONFIGS = {
-    "sm80": {"BLOCK": 1024, "num_warps": 4},
-    "sm86": {"BLOCK": 1024, "num_warps": 4},
-    "sm89": {"BLOCK": 1024, "num_warps": 4},
-    "sm90": {"BLOCK": 2048, "num_warps": 8},
+    "sm80": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm86": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm89": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm90": {"BLOCK": 2048, "num_warps": 8, **_CUDA_CFG},
 }
 check_table(CONFIGS, "layer_norm")
 
@@ -69,9 +78,63 @@ def layer_norm_launch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
     return y
 
 
+_CUDA = CudaSource("layer_norm", ROW_COMMON + r"""
+// y = (x - mean) * rsqrt(var + eps) * w + b over each row of n (biased variance); one block per row.
+extern "C" __global__ void __launch_bounds__(1024)
+zoo_layer_norm_f32(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
+                   float* __restrict__ y, int n, float eps, int vec) {
+    __shared__ float smem[32];
+    const long long base = (long long)blockIdx.x * n;
+    const float* __restrict__ xr = x + base;
+    float* __restrict__ yr = y + base;
+    if (n <= ZOO_ROW_REGS * (int)blockDim.x) {  // the row fits in registers: one read
+        float r[ZOO_ROW_REGS];
+        zoo_row_load(xr, n, vec, r, 0.0f);
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ZOO_ROW_REGS; ++k) s += r[k];
+        const float mean = zoo_block_sum(s, smem) / n;
+        float q = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ZOO_ROW_REGS; ++k) {
+            const float d = zoo_row_col(k, vec) < n ? r[k] - mean : 0.0f;
+            q += d * d;
+        }
+        const float rstd = rsqrtf(zoo_block_sum(q, smem) / n + eps);
+        zoo_row_affine_store(yr, n, vec, r, mean, rstd, w, b);
+    } else {  // mean pass, variance pass, write pass
+        float s = 0.0f;
+        for (int j = threadIdx.x; j < n; j += blockDim.x) s += xr[j];
+        const float mean = zoo_block_sum(s, smem) / n;
+        float q = 0.0f;
+        for (int j = threadIdx.x; j < n; j += blockDim.x) {
+            const float d = xr[j] - mean;
+            q += d * d;
+        }
+        const float rstd = rsqrtf(zoo_block_sum(q, smem) / n + eps);
+        for (int j = threadIdx.x; j < n; j += blockDim.x) yr[j] = (xr[j] - mean) * rstd * w[j] + b[j];
+    }
+}
+""", ("zoo_layer_norm_f32",))
+
+
+def layer_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5,
+                           config: dict | None = None) -> torch.Tensor:
+    """Run the CUDA C kernel on ``x`` (..., N) with ``weight``, ``bias`` (N,), float32 on CUDA (needs CuPy)."""
+    n_cols = x.shape[-1]
+    if weight.shape != (n_cols,) or bias.shape != (n_cols,):
+        raise ValueError(f"weight and bias must have shape ({n_cols},), got {tuple(weight.shape)} and {tuple(bias.shape)}")
+    cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
+    return row_launch_cuda(_CUDA, x, (weight, bias), (eps,), cfg)
+
+
 @torch.library.custom_op("cudal1::layer_norm", mutates_args=())
 def _layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
-    return layer_norm_launch(x, weight, bias, eps) if x.is_cuda else layer_norm_ref(x, weight, bias, eps)
+    if not x.is_cuda:
+        return layer_norm_ref(x, weight, bias, eps)
+    if cuda_jit.use_cuda(CONFIGS, x, weight, bias):
+        return layer_norm_launch_cuda(x, weight, bias, eps)
+    return layer_norm_launch(x, weight, bias, eps)
 
 
 @_layer_norm_op.register_fake
@@ -80,9 +143,11 @@ def _(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> 
 
 
 def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """Layer norm of ``x`` (..., N) with ``weight``, ``bias`` (N,) (Triton on CUDA, the reference on CPU);
+    """Layer norm of ``x`` (..., N) with ``weight``, ``bias`` (N,) (the family's backend on CUDA, the reference on CPU);
     ``torch.ops.cudal1.layer_norm``."""
     return torch.ops.cudal1.layer_norm(x, weight, bias, eps)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]
+#: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
+CUDA_SOURCES = [_CUDA]

@@ -1,7 +1,8 @@
 """RMS norm over the last dimension: ``y = x / sqrt(mean(x^2) + eps) * weight``.
 
 Shapes: ``x`` (..., N), ``weight`` (N,); float32 (statistics in fp32); output like ``x``. One program per
-row: a sum-of-squares pass and a write pass (two reads, one write).
+row: a sum-of-squares pass and a write pass (two reads, one write). CUDA C (``rms_norm_launch_cuda``,
+float32): one block per row held in registers where it fits (one read, one write).
 """
 
 from __future__ import annotations
@@ -10,14 +11,21 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import cuda_jit
 from ..arch import check_table, pick
-from ..kernel_specs import TritonKernel
+from ..kernel_specs import CudaSource, TritonKernel
+from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
+__all__ = ["CONFIGS", "CUDA_SOURCES", "rms_norm", "rms_norm_launch", "rms_norm_launch_cuda", "rms_norm_ref"]
+
+#: Triton: BLOCK, num_warps. CUDA C: cuda_max_threads, cuda_cols_per_thread (see _rows_cuda.row_threads).
+#: backend: the default implementation on CUDA, "triton" or "cuda" (cudal1.kernelzoo.cuda_jit).
+_CUDA_CFG = {"cuda_max_threads": 1024, "cuda_cols_per_thread": 16, "backend": "triton"}
 CONFIGS = {
-    "sm80": {"BLOCK": 1024, "num_warps": 4},
-    "sm86": {"BLOCK": 1024, "num_warps": 4},
-    "sm89": {"BLOCK": 1024, "num_warps": 4},
-    "sm90": {"BLOCK": 2048, "num_warps": 8},
+    "sm80": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm86": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm89": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm90": {"BLOCK": 2048, "num_warps": 8, **_CUDA_CFG},
 }
 check_table(CONFIGS, "rms_norm")
 
@@ -60,9 +68,50 @@ def rms_norm_launch(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, co
     return y
 
 
+_CUDA = CudaSource("rms_norm", ROW_COMMON + r"""
+// y = x * rsqrt(mean(x^2) + eps) * w over each row of n; one block per row.
+extern "C" __global__ void __launch_bounds__(1024)
+zoo_rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int n, float eps,
+                 int vec) {
+    __shared__ float smem[32];
+    const long long base = (long long)blockIdx.x * n;
+    const float* __restrict__ xr = x + base;
+    float* __restrict__ yr = y + base;
+    if (n <= ZOO_ROW_REGS * (int)blockDim.x) {  // the row fits in registers: one read
+        float r[ZOO_ROW_REGS];
+        zoo_row_load(xr, n, vec, r, 0.0f);
+        float q = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ZOO_ROW_REGS; ++k) q += r[k] * r[k];
+        const float rstd = rsqrtf(zoo_block_sum(q, smem) / n + eps);
+        zoo_row_affine_store(yr, n, vec, r, 0.0f, rstd, w, nullptr);
+    } else {  // sum-of-squares pass, write pass
+        float q = 0.0f;
+        for (int j = threadIdx.x; j < n; j += blockDim.x) q += xr[j] * xr[j];
+        const float rstd = rsqrtf(zoo_block_sum(q, smem) / n + eps);
+        for (int j = threadIdx.x; j < n; j += blockDim.x) yr[j] = xr[j] * rstd * w[j];
+    }
+}
+""", ("zoo_rms_norm_f32",))
+
+
+def rms_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6,
+                         config: dict | None = None) -> torch.Tensor:
+    """Run the CUDA C kernel on ``x`` (..., N) with ``weight`` (N,), float32 on CUDA (needs CuPy)."""
+    n_cols = x.shape[-1]
+    if weight.shape != (n_cols,):
+        raise ValueError(f"weight must have shape ({n_cols},), got {tuple(weight.shape)}")
+    cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
+    return row_launch_cuda(_CUDA, x, (weight,), (eps,), cfg)
+
+
 @torch.library.custom_op("cudal1::rms_norm", mutates_args=())
 def _rms_norm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    return rms_norm_launch(x, weight, eps) if x.is_cuda else rms_norm_ref(x, weight, eps)
+    if not x.is_cuda:
+        return rms_norm_ref(x, weight, eps)
+    if cuda_jit.use_cuda(CONFIGS, x, weight):
+        return rms_norm_launch_cuda(x, weight, eps)
+    return rms_norm_launch(x, weight, eps)
 
 
 @_rms_norm_op.register_fake
@@ -71,9 +120,11 @@ def _(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """RMS norm of ``x`` (..., N) with ``weight`` (N,) (Triton on CUDA, the reference on CPU);
+    """RMS norm of ``x`` (..., N) with ``weight`` (N,) (the family's backend on CUDA, the reference on CPU);
     ``torch.ops.cudal1.rms_norm``."""
     return torch.ops.cudal1.rms_norm(x, weight, eps)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]
+#: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
+CUDA_SOURCES = [_CUDA]

@@ -1,7 +1,8 @@
 """Softmax over the last dimension: ``y[..., j] = exp(x[..., j] - max) / sum_k exp(x[..., k] - max)``.
 
 Shapes: ``x`` (..., N), any N; float32 (fp16/bf16 computed in fp32); output like ``x``. One program per
-row; an online max/sum pass over the row, then a normalising pass (two reads, one write).
+row; an online max/sum pass over the row, then a normalising pass (two reads, one write). CUDA C
+(``softmax_launch_cuda``, float32): one block per row held in registers where it fits (one read, one write).
 """
 
 from __future__ import annotations
@@ -10,14 +11,21 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import cuda_jit
 from ..arch import check_table, pick
-from ..kernel_specs import TritonKernel
+from ..kernel_specs import CudaSource, TritonKernel
+from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
+__all__ = ["CONFIGS", "CUDA_SOURCES", "softmax", "softmax_launch", "softmax_launch_cuda", "softmax_ref"]
+
+#: Triton: BLOCK, num_warps. CUDA C: cuda_max_threads, cuda_cols_per_thread (see _rows_cuda.row_threads).
+#: backend: the default implementation on CUDA, "triton" or "cuda" (cudal1.kernelzoo.cuda_jit).
+_CUDA_CFG = {"cuda_max_threads": 1024, "cuda_cols_per_thread": 16, "backend": "triton"}
 CONFIGS = {
-    "sm80": {"BLOCK": 1024, "num_warps": 4},
-    "sm86": {"BLOCK": 1024, "num_warps": 4},
-    "sm89": {"BLOCK": 1024, "num_warps": 4},
-    "sm90": {"BLOCK": 2048, "num_warps": 8},
+    "sm80": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm86": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm89": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm90": {"BLOCK": 2048, "num_warps": 8, **_CUDA_CFG},
 }
 check_table(CONFIGS, "softmax")
 
@@ -64,9 +72,60 @@ def softmax_launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
     return y
 
 
+_CUDA = CudaSource("softmax", ROW_COMMON + r"""
+// y = softmax(x) over each row of n; one block per row.
+extern "C" __global__ void __launch_bounds__(1024)
+zoo_softmax_f32(const float* __restrict__ x, float* __restrict__ y, int n, int vec) {
+    __shared__ float smem[32];
+    const long long base = (long long)blockIdx.x * n;
+    const float* __restrict__ xr = x + base;
+    float* __restrict__ yr = y + base;
+    if (n <= ZOO_ROW_REGS * (int)blockDim.x) {  // the row fits in registers: one read
+        float r[ZOO_ROW_REGS];
+        zoo_row_load(xr, n, vec, r, ZOO_NEG_INF);
+        float m = ZOO_NEG_INF;
+#pragma unroll
+        for (int k = 0; k < ZOO_ROW_REGS; ++k) m = fmaxf(m, r[k]);
+        m = zoo_block_max(m, smem);
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ZOO_ROW_REGS; ++k) {
+            r[k] = expf(r[k] - m);  // padding (-inf) gives 0; an all -inf row gives NaN, as torch
+            s += r[k];
+        }
+        s = zoo_block_sum(s, smem);
+#pragma unroll
+        for (int k = 0; k < ZOO_ROW_REGS; ++k) r[k] = r[k] / s;
+        zoo_row_store(yr, n, vec, r);
+    } else {  // online max and rescaled sum per thread, then a normalising pass
+        float m = ZOO_NEG_INF, s = 0.0f;
+        for (int j = threadIdx.x; j < n; j += blockDim.x) {
+            const float v = xr[j];
+            if (v > m) {
+                s = s * expf(m - v) + 1.0f;
+                m = v;
+            } else if (v != ZOO_NEG_INF) {
+                s += expf(v - m);  // NaN propagates
+            }
+        }
+        const float mb = zoo_block_max(m, smem);
+        const float sb = zoo_block_sum(m == ZOO_NEG_INF ? 0.0f : s * expf(m - mb), smem);
+        for (int j = threadIdx.x; j < n; j += blockDim.x) yr[j] = expf(xr[j] - mb) / sb;
+    }
+}
+""", ("zoo_softmax_f32",))
+
+
+def softmax_launch_cuda(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """Run the CUDA C kernel on ``x`` (..., N), float32 on CUDA (needs CuPy)."""
+    return row_launch_cuda(_CUDA, x, (), (), config or pick(CONFIGS, x.device if x.is_cuda else None))
+
+
 @torch.library.custom_op("cudal1::softmax", mutates_args=())
 def _softmax_op(x: torch.Tensor) -> torch.Tensor:
-    return softmax_launch(x) if x.is_cuda else softmax_ref(x)
+    if not x.is_cuda:
+        return softmax_ref(x)
+    return softmax_launch_cuda(x) if cuda_jit.use_cuda(CONFIGS, x) else softmax_launch(x)
 
 
 @_softmax_op.register_fake
@@ -75,9 +134,11 @@ def _(x: torch.Tensor) -> torch.Tensor:
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
-    """Softmax of ``x`` over its last dimension (Triton on CUDA, the reference on CPU);
+    """Softmax of ``x`` over its last dimension (the family's backend on CUDA, the reference on CPU);
     ``torch.ops.cudal1.softmax``."""
     return torch.ops.cudal1.softmax(x)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"})]
+#: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
+CUDA_SOURCES = [_CUDA]

@@ -1,0 +1,126 @@
+"""Per-channel affine + activation, then the mean over the spatial dimensions (global average pooling)::
+
+    y[b, c] = mean_s act(x[b, c, s] * weight[c] + bias[c])          act: none / relu / gelu (erf) / silu
+
+Shapes: ``x`` (B, C, *spatial); ``weight``, ``bias`` (C,) or None; float32, fp32 accumulation; output (B, C).
+Inference BatchNorm + activation + ``adaptive_avg_pool2d(., 1)`` after a bias-free convolution is
+``weight = gamma / sqrt(var + eps)``, ``bias = beta - mean * weight``. Memory traffic: one read of ``x``
+and a (B, C) write, against BatchNorm, activation (each a read and a write) and pooling in eager PyTorch.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
+from ._fused_norm import ACTIVATIONS, _act, activate
+
+__all__ = ["CONFIGS", "bias_act_mean", "bias_act_mean_launch", "bias_act_mean_ref"]
+
+#: TILE: elements (rows x BLOCK_N) per program and loop step; BLOCK_N at most MAX_BLOCK_N
+CONFIGS = {
+    "sm80": {"TILE": 4096, "MAX_BLOCK_N": 4096, "num_warps": 8},
+    "sm86": {"TILE": 4096, "MAX_BLOCK_N": 2048, "num_warps": 8},
+    "sm89": {"TILE": 4096, "MAX_BLOCK_N": 2048, "num_warps": 8},
+    "sm90": {"TILE": 4096, "MAX_BLOCK_N": 4096, "num_warps": 8},
+}
+check_table(CONFIGS, "bias_act_mean")
+
+
+def bias_act_mean_ref(x: torch.Tensor, weight: torch.Tensor | None = None, bias: torch.Tensor | None = None,
+                      activation: str = "none") -> torch.Tensor:
+    """PyTorch reference."""
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    y = x
+    if weight is not None:
+        y = y * weight.view(shape)
+    if bias is not None:
+        y = y + bias.view(shape)
+    return activate(y, activation).flatten(2).mean(dim=-1)
+
+
+@triton.jit
+def _bias_act_mean_kernel(x_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_channels, inner, HAS_W: tl.constexpr,
+                          HAS_B: tl.constexpr, ACT: tl.constexpr, ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < n_rows
+    ch = rows % n_channels
+    if HAS_W:
+        w = tl.load(w_ptr + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+    if HAS_B:
+        b = tl.load(b_ptr + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+    acc = tl.zeros([ROWS, BLOCK_N], tl.float32)
+    for start in range(0, inner, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = rmask[:, None] & (cols < inner)[None, :]
+        v = tl.load(x_ptr + rows[:, None] * inner + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        if HAS_W:
+            v = v * w
+        if HAS_B:
+            v = v + b
+        acc += tl.where(mask, _act(v, ACT), 0.0)
+    tl.store(y_ptr + rows, (tl.sum(acc, 1) / inner).to(y_ptr.dtype.element_ty), mask=rmask)
+
+
+def _check(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, activation: str) -> None:
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
+    if x.dim() < 3:
+        raise ValueError(f"x must be (B, C, *spatial), got shape {tuple(x.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != x.shape[1]:
+            raise ValueError(f"{name} must have {x.shape[1]} elements (one per channel), got {tuple(t.shape)}")
+
+
+def bias_act_mean_launch(x: torch.Tensor, weight: torch.Tensor | None = None, bias: torch.Tensor | None = None,
+                         activation: str = "none", config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernel on ``x`` (B, C, *spatial); returns (B, C)."""
+    _check(x, weight, bias, activation)
+    cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
+    xc = x.contiguous()
+    bsz, c = x.shape[:2]
+    y = torch.empty(bsz, c, device=x.device, dtype=x.dtype)
+    n_rows = bsz * c
+    inner = xc.numel() // n_rows if n_rows else 0
+    if n_rows:
+        if inner == 0:
+            return y.fill_(float("nan"))
+        bn = min(triton.next_power_of_2(inner), cfg["MAX_BLOCK_N"])
+        rows = max(1, cfg["TILE"] // bn)
+        _bias_act_mean_kernel[(triton.cdiv(n_rows, rows),)](
+            xc, weight.contiguous().view(-1) if weight is not None else xc,
+            bias.contiguous().view(-1) if bias is not None else xc, y, n_rows, c, inner,
+            HAS_W=weight is not None, HAS_B=bias is not None, ACT=ACTIVATIONS[activation], ROWS=rows, BLOCK_N=bn,
+            num_warps=cfg["num_warps"])
+    return y
+
+
+@torch.library.custom_op("cudal1::bias_act_mean", mutates_args=())
+def _op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, activation: str) -> torch.Tensor:
+    if x.is_cuda:
+        return bias_act_mean_launch(x, weight, bias, activation)
+    return bias_act_mean_ref(x, weight, bias, activation).contiguous()
+
+
+@_op.register_fake
+def _(x, weight, bias, activation):
+    return x.new_empty(x.shape[0], x.shape[1])
+
+
+def bias_act_mean(x: torch.Tensor, weight: torch.Tensor | None = None, bias: torch.Tensor | None = None, *,
+                  activation: str = "none") -> torch.Tensor:
+    """``mean over spatial of act(x * weight[c] + bias[c])`` for float32 ``x`` (B, C, *spatial), ``weight``,
+    ``bias`` (C,) or None; output (B, C). Triton on CUDA, the reference on CPU;
+    ``torch.ops.cudal1.bias_act_mean``."""
+    _check(x, weight, bias, activation)
+    return torch.ops.cudal1.bias_act_mean(x, weight, bias, activation)
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_bias_act_mean_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32",
+                                                         "y_ptr": "*fp32", "n_rows": "i64", "n_channels": "i32",
+                                                         "inner": "i32"},
+                               constexprs={"HAS_W": True, "HAS_B": True, "ACT": 3, "ROWS": 1, "BLOCK_N": 4096})]

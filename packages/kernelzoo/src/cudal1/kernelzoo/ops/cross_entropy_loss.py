@@ -1,0 +1,97 @@
+"""Per-sample cross-entropy of logits against class indices:
+``out[i] = logsumexp_j logits[i, j] - logits[i, targets[i]]`` (0 where ``targets[i] == ignore_index``), i.e.
+``F.cross_entropy(logits, targets, reduction="none")`` (no class weights, no label smoothing).
+
+Shapes: ``logits`` (N, C) float32 (fp32 math); ``targets`` (N,) int64 or int32 in [0, C) or ``ignore_index``;
+output (N,) float32. A target outside [0, C) that is not ``ignore_index`` gives NaN (torch raises; a
+kernel cannot). One program per row, one pass: an online logsumexp (block max, one exp per element) plus
+one gathered logit; reads N * C elements once, writes N values (eager: log_softmax writes and nll re-reads
+a full (N, C) temporary, three times the traffic).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..kernel_specs import TritonKernel
+from ._loss_rows import CONFIGS, config_for, row_block
+
+__all__ = ["CONFIGS", "cross_entropy_loss", "cross_entropy_loss_launch", "cross_entropy_loss_ref"]
+
+
+def cross_entropy_loss_ref(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
+    """PyTorch reference (the built-in task's expression)."""
+    return torch.nn.functional.cross_entropy(logits, targets, ignore_index=ignore_index, reduction="none")
+
+
+@triton.jit
+def _cross_entropy_loss_kernel(x_ptr, t_ptr, out_ptr, n_cols, ignore_index, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * n_cols
+    m = tl.max(tl.full([BLOCK], float("-inf"), tl.float32), 0)  # running max (scalar)
+    s = tl.zeros([BLOCK], tl.float32)  # per-lane sum of exp(x - m)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + base + cols, mask=cols < n_cols, other=float("-inf"),
+                    eviction_policy="evict_first").to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, 0))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # all -inf so far: exp(-inf - 0) = 0, no NaN
+        s = s * tl.exp(m - m_safe) + tl.exp(x - m_safe)
+        m = m_new
+    lse = m + tl.log(tl.sum(s, 0))
+    t = tl.load(t_ptr + row).to(tl.int64)
+    valid = (t >= 0) & (t < n_cols)
+    x_t = tl.load(x_ptr + base + tl.where(valid, t, 0), mask=valid, other=float("nan")).to(tl.float32)
+    loss = tl.where(t == ignore_index, 0.0, lse - x_t)
+    tl.store(out_ptr + row, loss.to(out_ptr.dtype.element_ty))
+
+
+def _check(logits: torch.Tensor, targets: torch.Tensor) -> None:
+    if logits.dim() != 2 or not logits.dtype.is_floating_point:
+        raise ValueError(f"cross_entropy_loss: logits must be a floating (N, C) tensor, got {logits.dtype} "
+                         f"{tuple(logits.shape)}")
+    if targets.shape != logits.shape[:1] or targets.dtype not in (torch.int64, torch.int32):
+        raise ValueError(f"cross_entropy_loss: targets must be int64/int32 class indices of shape "
+                         f"({logits.shape[0]},), got {targets.dtype} {tuple(targets.shape)}")
+    if targets.device != logits.device:
+        raise ValueError(f"cross_entropy_loss: logits on {logits.device}, targets on {targets.device}")
+
+
+def cross_entropy_loss_launch(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100,
+                              config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernel on ``logits`` (N, C) and ``targets`` (N,); returns (N,)."""
+    _check(logits, targets)
+    cfg = config_for(logits, config)
+    x, t = logits.contiguous(), targets.contiguous()
+    out = torch.empty(x.shape[:1], dtype=x.dtype, device=x.device)
+    n_cols = x.shape[1]
+    if out.numel():
+        _cross_entropy_loss_kernel[(out.numel(),)](x, t, out, n_cols, ignore_index, BLOCK=row_block(cfg, n_cols),
+                                                   num_warps=cfg["num_warps"])
+    return out
+
+
+@torch.library.custom_op("cudal1::cross_entropy_loss", mutates_args=())
+def _cross_entropy_loss_op(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int) -> torch.Tensor:
+    if logits.is_cuda:
+        return cross_entropy_loss_launch(logits, targets, ignore_index)
+    return cross_entropy_loss_ref(logits, targets, ignore_index)
+
+
+@_cross_entropy_loss_op.register_fake
+def _(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int) -> torch.Tensor:
+    return logits.new_empty(logits.shape[:1])
+
+
+def cross_entropy_loss(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
+    """Per-sample cross-entropy of ``logits`` (N, C) against class indices ``targets`` (N,) -> (N,)
+    (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.cross_entropy_loss``."""
+    _check(logits, targets)
+    return torch.ops.cudal1.cross_entropy_loss(logits, targets, int(ignore_index))
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_cross_entropy_loss_kernel", {
+    "x_ptr": "*fp32", "t_ptr": "*i64", "out_ptr": "*fp32", "n_cols": "i32", "ignore_index": "i32"})]

@@ -1,0 +1,131 @@
+"""Inclusive prefix sum over one dimension: ``y[..., k, ...] = sum_{r <= k} x[..., r, ...]``, as
+``torch.cumsum``.
+
+Shapes: ``x`` any shape, float32 (fp16/bf16 summed in fp32); ``dim`` any (negative counts from the end);
+output like ``x``. Memory-bound: one read and one write per element (8 bytes per fp32 element). A blocked
+scan: each program scans BLOCK-long chunks with ``tl.cumsum`` in fp32 and carries the running fp32 total
+from chunk to chunk (error grows like that of a pairwise sum within a chunk plus one add per chunk).
+Last dimension: (BLOCK_M rows, BLOCK_N columns) tiles along contiguous rows; a middle dimension:
+(BLOCK_R, BLOCK_I) tiles coalesced along the contiguous inner dimension, scanned down the rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
+
+__all__ = ["MID_CONFIGS", "ROW_CONFIGS", "cumsum", "cumsum_launch", "cumsum_ref"]
+
+ROW_CONFIGS = {
+    "sm80": {"BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8},
+    "sm86": {"BLOCK_M": 1, "BLOCK_N": 2048, "num_warps": 4},
+    "sm89": {"BLOCK_M": 1, "BLOCK_N": 2048, "num_warps": 4},
+    "sm90": {"BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8},
+}
+MID_CONFIGS = {
+    "sm80": {"BLOCK_R": 32, "BLOCK_I": 64, "num_warps": 4},
+    "sm86": {"BLOCK_R": 32, "BLOCK_I": 64, "num_warps": 4},
+    "sm89": {"BLOCK_R": 32, "BLOCK_I": 64, "num_warps": 4},
+    "sm90": {"BLOCK_R": 32, "BLOCK_I": 64, "num_warps": 4},
+}
+check_table(ROW_CONFIGS, "cumsum rows")
+check_table(MID_CONFIGS, "cumsum mid")
+
+
+def cumsum_ref(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """PyTorch reference."""
+    return torch.cumsum(x, dim=dim)
+
+
+@triton.jit
+def _cumsum_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rmask = rows < n_rows
+    base = rows[:, None] * n_cols
+    carry = tl.zeros([BLOCK_M], tl.float32)
+    for start in range(0, n_cols, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = rmask[:, None] & (cols < n_cols)[None, :]
+        x = tl.load(x_ptr + base + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        y = tl.cumsum(x, 1) + carry[:, None]
+        tl.store(y_ptr + base + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+        carry += tl.sum(x, 1)
+
+
+@triton.jit
+def _cumsum_mid_kernel(x_ptr, y_ptr, n_red, inner, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr):
+    o = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
+    cmask = cols < inner
+    offs0 = o * n_red * inner + cols[None, :]
+    carry = tl.zeros([BLOCK_I], tl.float32)
+    for start in range(0, n_red, BLOCK_R):
+        r = start + tl.arange(0, BLOCK_R)
+        mask = (r < n_red)[:, None] & cmask[None, :]
+        offs = offs0 + r.to(tl.int64)[:, None] * inner
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        y = tl.cumsum(x, 0) + carry[None, :]
+        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+        carry += tl.sum(x, 0)
+
+
+def cumsum_launch(x: torch.Tensor, dim: int, row_config: dict | None = None,
+                  mid_config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernels on ``x`` (the interpreter included)."""
+    if not x.is_floating_point():
+        raise TypeError(f"expected a floating-point tensor, got {x.dtype}")
+    nd = max(x.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"dim {dim} is out of range for a tensor of {x.dim()} dimensions")
+    d = dim % nd
+    xc = x.contiguous()
+    y = torch.empty_like(xc)
+    if xc.numel() == 0:
+        return y
+    shape = tuple(xc.shape) if xc.dim() else (1,)
+    outer, n_red, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1:])
+    dev = x.device if x.is_cuda else None
+    if inner == 1:
+        cfg = row_config or pick(ROW_CONFIGS, dev)
+        bn = min(cfg["BLOCK_N"], triton.next_power_of_2(n_red))
+        bm = min(cfg["BLOCK_M"], triton.next_power_of_2(outer))
+        _cumsum_rows_kernel[(triton.cdiv(outer, bm),)](xc, y, outer, n_red, BLOCK_M=bm, BLOCK_N=bn,
+                                                       num_warps=cfg["num_warps"])
+    else:
+        cfg = mid_config or pick(MID_CONFIGS, dev)
+        bi = min(cfg["BLOCK_I"], triton.next_power_of_2(inner))
+        br = min(cfg["BLOCK_R"], triton.next_power_of_2(n_red))
+        _cumsum_mid_kernel[(outer, triton.cdiv(inner, bi))](xc, y, n_red, inner, BLOCK_R=br, BLOCK_I=bi,
+                                                            num_warps=cfg["num_warps"])
+    return y
+
+
+@torch.library.custom_op("cudal1::cumsum", mutates_args=())
+def _cumsum_op(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return cumsum_launch(x, dim) if x.is_cuda else cumsum_ref(x, dim)
+
+
+@_cumsum_op.register_fake
+def _(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Inclusive prefix sum of ``x`` along ``dim``; same shape and dtype (Triton on CUDA, the reference on
+    CPU); ``torch.ops.cudal1.cumsum``."""
+    return torch.ops.cudal1.cumsum(x, int(dim))
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [
+    TritonKernel("_cumsum_rows_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32"},
+                 configs="ROW_CONFIGS"),
+    TritonKernel("_cumsum_mid_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_red": "i32", "inner": "i32"},
+                 configs="MID_CONFIGS"),
+]

@@ -1,0 +1,126 @@
+"""Depthwise 2-D convolution (``nn.Conv2d`` with ``groups == in_channels == out_channels``), as
+``torch.nn.functional.conv2d(x, weight, bias, stride, padding, groups=C)``: each channel convolved (cross-
+correlated) with its own KH x KW filter, zero padding, plus an optional per-channel bias.
+
+Shapes: ``x`` (N, C, H, W), ``weight`` (C, 1, KH, KW), ``bias`` (C,) or None; float32; output (N, C, OH, OW)
+float32 with ``O = (I + 2 * padding - K) // stride + 1``. Memory-bound: one read of ``x``, one write of the
+output (4*N*C*(H*W + OH*OW) bytes) and 2*KH*KW FLOP per output. One program per (image, channel,
+BLOCK_H x BLOCK_W output tile); the taps are unrolled, each a masked load of the shifted tile (the overlap
+is served from L1), the filter's KH*KW weights are scalars; fp32 multiply-adds in the order kh, kw.
+cuDNN's fp32 depthwise kernels are far from the memory roofline at large sizes, which is where this wins.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
+
+__all__ = ["CONFIGS", "depthwise_conv2d", "depthwise_conv2d_launch", "depthwise_conv2d_ref"]
+
+CONFIGS = {
+    "sm80": {"BLOCK_H": 16, "BLOCK_W": 64, "num_warps": 4},
+    "sm86": {"BLOCK_H": 16, "BLOCK_W": 64, "num_warps": 4},
+    "sm89": {"BLOCK_H": 16, "BLOCK_W": 64, "num_warps": 4},
+    "sm90": {"BLOCK_H": 16, "BLOCK_W": 128, "num_warps": 8},
+}
+check_table(CONFIGS, "depthwise_conv2d")
+
+
+def depthwise_conv2d_ref(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: int = 1,
+                         padding: int = 0) -> torch.Tensor:
+    """PyTorch reference (cuDNN on CUDA)."""
+    return torch.nn.functional.conv2d(x, weight, bias, stride, padding, 1, x.shape[1])
+
+
+@triton.jit
+def _depthwise_conv2d_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C, H, W, OH, OW,
+                             KH: tl.constexpr, KW: tl.constexpr, STRIDE: tl.constexpr, PAD: tl.constexpr,
+                             HAS_BIAS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_W: tl.constexpr):
+    plane = tl.program_id(0)
+    c = plane % C
+    oh = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
+    ow = tl.program_id(2) * BLOCK_W + tl.arange(0, BLOCK_W)
+    out_mask = (oh[:, None] < OH) & (ow[None, :] < OW)
+    x_base = x_ptr + plane.to(tl.int64) * H * W
+    acc = tl.zeros((BLOCK_H, BLOCK_W), tl.float32)
+    for kh in tl.static_range(KH):
+        ih = oh * STRIDE - PAD + kh
+        h_ok = out_mask & ((ih >= 0) & (ih < H))[:, None]
+        for kw in tl.static_range(KW):
+            iw = ow * STRIDE - PAD + kw
+            m = h_ok & ((iw >= 0) & (iw < W))[None, :]
+            v = tl.load(x_base + ih[:, None] * W + iw[None, :], mask=m, other=0.0)
+            acc += v * tl.load(w_ptr + c * (KH * KW) + kh * KW + kw)
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + c)
+    y_off = plane.to(tl.int64) * OH * OW + oh[:, None] * OW + ow[None, :]
+    tl.store(y_ptr + y_off, acc, mask=out_mask)
+
+
+def _check(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+    if x.dim() != 4 or weight.dim() != 4 or weight.shape[0] != x.shape[1] or weight.shape[1] != 1:
+        raise ValueError(f"depthwise_conv2d takes x (N, C, H, W) and weight (C, 1, KH, KW), got {tuple(x.shape)} "
+                         f"and {tuple(weight.shape)}")
+    if bias is not None and bias.shape != (x.shape[1],):
+        raise ValueError(f"bias must have shape ({x.shape[1]},), got {tuple(bias.shape)}")
+    if x.dtype != torch.float32 or weight.dtype != torch.float32:
+        raise TypeError(f"depthwise_conv2d takes float32 tensors, got {x.dtype} and {weight.dtype}")
+
+
+def depthwise_conv2d_launch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: int = 1,
+                            padding: int = 0, config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernel (square stride and padding, no dilation)."""
+    _check(x, weight, bias)
+    if stride < 1 or padding < 0:
+        raise ValueError(f"stride must be >= 1 and padding >= 0, got stride={stride}, padding={padding}")
+    cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
+    n, c, h, w = x.shape
+    kh, kw = weight.shape[2:]
+    oh, ow = (h + 2 * padding - kh) // stride + 1, (w + 2 * padding - kw) // stride + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"input {h}x{w} is too small for a {kh}x{kw} kernel with padding {padding}")
+    xc, wc = x.contiguous(), weight.contiguous()
+    y = torch.empty((n, c, oh, ow), device=x.device, dtype=torch.float32)
+    if y.numel():
+        bh = min(cfg["BLOCK_H"], triton.next_power_of_2(oh))
+        bw = min(cfg["BLOCK_W"], triton.next_power_of_2(ow))
+        grid = (n * c, triton.cdiv(oh, bh), triton.cdiv(ow, bw))
+        _depthwise_conv2d_kernel[grid](xc, wc, bias.contiguous() if bias is not None else wc, y, c, h, w, oh, ow,
+                                       KH=kh, KW=kw, STRIDE=stride, PAD=padding, HAS_BIAS=bias is not None,
+                                       BLOCK_H=bh, BLOCK_W=bw, num_warps=cfg["num_warps"])
+    return y
+
+
+@torch.library.custom_op("cudal1::depthwise_conv2d", mutates_args=())
+def _depthwise_conv2d_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: int,
+                         padding: int) -> torch.Tensor:
+    if x.is_cuda:
+        return depthwise_conv2d_launch(x, weight, bias, stride, padding)
+    return depthwise_conv2d_ref(x, weight, bias, stride, padding)
+
+
+@_depthwise_conv2d_op.register_fake
+def _(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: int, padding: int) -> torch.Tensor:
+    _check(x, weight, bias)
+    n, c, h, w = x.shape
+    kh, kw = weight.shape[2:]
+    return x.new_empty((n, c, (h + 2 * padding - kh) // stride + 1, (w + 2 * padding - kw) // stride + 1))
+
+
+def depthwise_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, stride: int = 1,
+                     padding: int = 0) -> torch.Tensor:
+    """Depthwise conv of ``x`` (N, C, H, W) with ``weight`` (C, 1, KH, KW) and ``bias`` (C,) or None, float32
+    -> (N, C, OH, OW) (Triton on CUDA, cuDNN/CPU reference otherwise); ``torch.ops.cudal1.depthwise_conv2d``."""
+    return torch.ops.cudal1.depthwise_conv2d(x, weight, bias, stride, padding)
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets`` (compiled with the task's 3x3, stride 1, padding 1)
+TRITON_KERNELS = [TritonKernel(
+    "_depthwise_conv2d_kernel",
+    {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "C": "i32", "H": "i32", "W": "i32",
+     "OH": "i32", "OW": "i32"},
+    constexprs={"KH": 3, "KW": 3, "STRIDE": 1, "PAD": 1, "HAS_BIAS": True})]

@@ -1,0 +1,89 @@
+"""Diagonal matrix times dense matrix: ``torch.diag(a) @ b == a[:, None] * b`` (row i of ``b`` scaled by a[i]).
+
+Shapes: ``a`` (N,), ``b`` (N, M); float32; output (N, M) float32, contiguous. Memory-bound: reads ``b`` once
+and writes the output once (8*N*M bytes), where the reference builds the (N, N) diagonal matrix and runs a
+2*N*N*M FLOP matrix product. Values equal the reference's exactly for finite inputs (each output is the one
+product a[i] * b[i, j]; the reference adds exact zeros to it); a non-finite b[k, j] differs: the reference's
+0 * inf = NaN spreads through column j, here it stays in row k.
+
+One program per (row, column block); column blocks stride by the grid's second dimension, so any width fits.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
+
+__all__ = ["CONFIGS", "diag_matmul", "diag_matmul_launch", "diag_matmul_ref"]
+
+CONFIGS = {
+    "sm80": {"BLOCK": 2048, "num_warps": 8},
+    "sm86": {"BLOCK": 1024, "num_warps": 4},
+    "sm89": {"BLOCK": 1024, "num_warps": 4},
+    "sm90": {"BLOCK": 4096, "num_warps": 8},
+}
+check_table(CONFIGS, "diag_matmul")
+MAX_COL_PROGRAMS = 1024
+
+
+def diag_matmul_ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """PyTorch reference (the task's formula)."""
+    return torch.diag(a) @ b
+
+
+@triton.jit
+def _diag_matmul_kernel(a_ptr, b_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    scale = tl.load(a_ptr + row)
+    base = row * n_cols
+    for start in range(tl.program_id(1) * BLOCK, n_cols, tl.num_programs(1) * BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(b_ptr + base + cols, mask=mask)
+        tl.store(y_ptr + base + cols, x * scale, mask=mask)
+
+
+def _check(a: torch.Tensor, b: torch.Tensor) -> None:
+    if a.dim() != 1 or b.dim() != 2 or a.shape[0] != b.shape[0]:
+        raise ValueError(f"diag_matmul takes a (N,) and b (N, M), got {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.dtype != torch.float32 or b.dtype != torch.float32:
+        raise TypeError(f"diag_matmul takes float32 tensors, got {a.dtype} and {b.dtype}")
+
+
+def diag_matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernel: ``a`` (N,), ``b`` (N, M) -> ``a[:, None] * b`` (N, M)."""
+    _check(a, b)
+    cfg = config or pick(CONFIGS, b.device if b.is_cuda else None)
+    ac, bc = a.contiguous(), b.contiguous()
+    y = torch.empty_like(bc)
+    rows, cols = bc.shape
+    if bc.numel():
+        grid = (rows, min(triton.cdiv(cols, cfg["BLOCK"]), MAX_COL_PROGRAMS))
+        _diag_matmul_kernel[grid](ac, bc, y, cols, BLOCK=cfg["BLOCK"], num_warps=cfg["num_warps"])
+    return y
+
+
+@torch.library.custom_op("cudal1::diag_matmul", mutates_args=())
+def _diag_matmul_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return diag_matmul_launch(a, b) if b.is_cuda else diag_matmul_ref(a, b)
+
+
+@_diag_matmul_op.register_fake
+def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    _check(a, b)
+    return torch.empty_like(b, memory_format=torch.contiguous_format)
+
+
+def diag_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``torch.diag(a) @ b`` for ``a`` (N,), ``b`` (N, M), float32 -> (N, M): a row scaling, one pass over ``b``
+    (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.diag_matmul``."""
+    return torch.ops.cudal1.diag_matmul(a, b)
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_diag_matmul_kernel",
+                               {"a_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i64"})]

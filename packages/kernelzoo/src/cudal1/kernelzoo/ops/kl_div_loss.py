@@ -1,0 +1,73 @@
+"""Per-sample KL divergence: ``out[i] = sum_j xlogy(p[i, j], p[i, j]) - p[i, j] * log_q[i, j]``, i.e.
+``F.kl_div(log_q, p, reduction="none").sum(-1)`` (``log_target=False``: ``log_q`` is a log-probability,
+``p`` a probability; ``p == 0`` contributes ``0 - 0 * log_q``, as torch).
+
+Shapes: ``log_q``, ``p`` (..., D), same shape; float32 (fp32 math); output (...). One program per row, one
+pass: reads 2 * rows * D elements, writes ``rows`` values (eager: twice the traffic plus a full-size temporary).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..kernel_specs import TritonKernel
+from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out
+
+__all__ = ["CONFIGS", "kl_div_loss", "kl_div_loss_launch", "kl_div_loss_ref"]
+
+
+def kl_div_loss_ref(log_q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """PyTorch reference (the built-in task's expression)."""
+    return torch.nn.functional.kl_div(log_q, p, reduction="none").sum(dim=-1)
+
+
+@triton.jit
+def _kl_div_loss_kernel(lq_ptr, p_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * n_cols
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        lq = tl.load(lq_ptr + base + cols, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        p = tl.load(p_ptr + base + cols, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        # xlogy(p, p): 0 where p == 0 (masked lanes too), NaN for p < 0 or NaN, as torch
+        acc += tl.where(p == 0.0, 0.0, p * tl.log(p)) - p * lq
+    tl.store(out_ptr + row, tl.sum(acc, 0).to(out_ptr.dtype.element_ty))
+
+
+def kl_div_loss_launch(log_q: torch.Tensor, p: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernel on ``log_q``, ``p`` (..., D); returns (...)."""
+    check_rows("kl_div_loss", log_q, p)
+    cfg = config_for(log_q, config)
+    lq, pc = log_q.contiguous(), p.contiguous()
+    out = rows_out(lq)
+    n_cols = lq.shape[-1]
+    if out.numel():
+        _kl_div_loss_kernel[(out.numel(),)](lq, pc, out, n_cols, BLOCK=row_block(cfg, n_cols),
+                                            num_warps=cfg["num_warps"])
+    return out
+
+
+@torch.library.custom_op("cudal1::kl_div_loss", mutates_args=())
+def _kl_div_loss_op(log_q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    return kl_div_loss_launch(log_q, p) if log_q.is_cuda else kl_div_loss_ref(log_q, p)
+
+
+@_kl_div_loss_op.register_fake
+def _(log_q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    return log_q.new_empty(log_q.shape[:-1])
+
+
+def kl_div_loss(log_q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """Per-sample KL(p || q) from ``log_q`` and ``p`` (..., D), summed over the last dim -> (...)
+    (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.kl_div_loss``."""
+    check_rows("kl_div_loss", log_q, p)
+    return torch.ops.cudal1.kl_div_loss(log_q, p)
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_kl_div_loss_kernel", {"lq_ptr": "*fp32", "p_ptr": "*fp32", "out_ptr": "*fp32",
+                                                       "n_cols": "i32"})]

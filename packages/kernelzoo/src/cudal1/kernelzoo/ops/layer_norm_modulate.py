@@ -1,0 +1,74 @@
+"""Adaptive layer norm modulation (DiT's adaLN): a layer norm without affine parameters, then a
+per-sample scale and shift::
+
+    y[b, s] = layer_norm(x[b, s], eps) * (1 + scale[b]) + shift[b]
+
+Shapes: ``x`` (B, S, N); ``scale``, ``shift`` (B, N); float32, statistics in fp32; output (B, S, N).
+Memory traffic: one read of ``x``, one write (``scale``/``shift`` rows stay in cache), against a layer norm
+plus three broadcast elementwise passes in eager PyTorch.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..kernel_specs import TritonKernel
+from ._fused_norm import (
+    BASE_CONSTEXPRS,
+    CONFIGS,
+    SIGNATURE,
+    _fused_norm_kernel,  # noqa: F401  (named in TRITON_KERNELS)
+    fused_norm_launch,
+)
+
+__all__ = ["CONFIGS", "layer_norm_modulate", "layer_norm_modulate_launch", "layer_norm_modulate_ref"]
+
+
+def layer_norm_modulate_ref(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """PyTorch reference."""
+    y = torch.nn.functional.layer_norm(x, (x.shape[-1],), None, None, eps)
+    return y * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1)
+
+
+def _check(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor) -> None:
+    if x.dim() != 3:
+        raise ValueError(f"x must be (B, S, N), got shape {tuple(x.shape)}")
+    want = (x.shape[0], x.shape[2])
+    if shift.shape != want or scale.shape != want:
+        raise ValueError(f"shift and scale must have shape {want}, got {tuple(shift.shape)} and {tuple(scale.shape)}")
+
+
+def layer_norm_modulate_launch(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float = 1e-6,
+                               config: dict | None = None) -> torch.Tensor:
+    """Run the Triton kernel on ``x`` (B, S, N) with ``shift``, ``scale`` (B, N); returns a new tensor."""
+    _check(x, shift, scale)
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    b, s, _ = x.shape
+    return fused_norm_launch(x, out, b * s, scale=scale.contiguous(), shift=shift.contiguous(), mod_group=max(s, 1),
+                             eps=eps, config=config)
+
+
+@torch.library.custom_op("cudal1::layer_norm_modulate", mutates_args=())
+def _layer_norm_modulate_op(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float) -> torch.Tensor:
+    if x.is_cuda:
+        return layer_norm_modulate_launch(x, shift, scale, eps)
+    return layer_norm_modulate_ref(x, shift, scale, eps).contiguous()
+
+
+@_layer_norm_modulate_op.register_fake
+def _(x, shift, scale, eps):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def layer_norm_modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """``layer_norm(x, eps) * (1 + scale[:, None]) + shift[:, None]`` for float32 ``x`` (B, S, N) and
+    ``shift``, ``scale`` (B, N); output (B, S, N). Triton on CUDA, the reference on CPU;
+    ``torch.ops.cudal1.layer_norm_modulate``."""
+    _check(x, shift, scale)
+    return torch.ops.cudal1.layer_norm_modulate(x, shift, scale, eps)
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+TRITON_KERNELS = [TritonKernel("_fused_norm_kernel", SIGNATURE,
+                               constexprs=dict(BASE_CONSTEXPRS, HAS_W=False, HAS_B=False, HAS_MOD=True))]
