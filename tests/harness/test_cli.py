@@ -118,3 +118,10 @@ def test_console_script_is_installed():
     assert res.returncode == 0 and len(res.stdout.split()) >= 10
     bad = subprocess.run([str(exe), "--suite", "dir:/nope"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_tasks_option_selects_and_names_unknown_tasks(capsys):
+    code, out, _ = run_cli(["--suite", "builtin", "--tasks", "relu,gelu", "--list"], capsys)
+    assert code == 0 and out.split() == ["gelu", "relu"]
+    code, _, err = run_cli(["--suite", "builtin", "--tasks", "relu,nope", "--list"], capsys)
+    assert code == 2 and "no task nope" in err

@@ -10,6 +10,7 @@ missing path, an unusable store, or no GPU where one was asked for (one line on 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 import sys
@@ -35,6 +36,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="cudal1-eval", description="Evaluate candidate kernels against a task suite, honestly.")
     p.add_argument("--suite", required=True, help="builtin | builtin:levelN | kernelbench:PATH | dir:PATH")
+    p.add_argument("--tasks", metavar="A,B", help="only these tasks of the suite (comma-separated names)")
     p.add_argument("--list", action="store_true", help="print the suite's task names, one per line, and exit")
     p.add_argument("--check-suite", action="store_true",
                    help="only check the tasks: constant output, output independent of an input or of a weight")
@@ -126,6 +128,13 @@ def _run(argv: list[str] | None) -> int:
         raise UsageError(str(e)) from e
     for prob in load.problems:
         print(f"cudal1-eval: task {prob.name} skipped: {prob.reason} ({prob.path})", file=sys.stderr)
+    if args.tasks:
+        wanted = [n.strip() for n in args.tasks.split(",") if n.strip()]
+        names = {t.name for t in load.tasks}
+        missing = [n for n in wanted if n not in names]
+        if missing:
+            raise UsageError(f"--tasks: suite {args.suite} has no task {', '.join(missing)} (see --list)")
+        load = dataclasses.replace(load, tasks=[t for t in load.tasks if t.name in set(wanted)])
     if args.json:
         jp = Path(args.json).expanduser()
         if not jp.parent.is_dir():

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One device call of the kernel-zoo work (issue 4) and the harness leftovers (issue 3), phase by phase:
+#   bash benchmarks/scripts/gpu_zoo_run.sh check      # every zoo kernel and config for real on the GPU (pytest)
+#   bash benchmarks/scripts/gpu_zoo_run.sh issue3     # --check-suite on the given tasks, test_gpu baselines
+#   bash benchmarks/scripts/gpu_zoo_run.sh bench      # apps/bench_kernelzoo.py (resumes from .carry/zoo)
+# Runs with the device machine's python3 and the workspace's src folders on PYTHONPATH; writes under $OUT.
+set -u
+: "${OUT:=/tmp/cudal1-out}"
+mkdir -p "$OUT"
+export PYTHONPATH=$PWD/packages/harness/src:$PWD/packages/kernelzoo/src PYTHONUNBUFFERED=1
+export TRITON_DEFAULT_FP_FUSION=1
+for phase in "$@"; do
+  t0=$(date +%s)
+  case "$phase" in
+    check)
+      timeout "${CHECK_S:-240}" python3 -m pytest tests/kernelzoo -q -p no:cacheprovider -x -m "not slow" \
+        -o addopts="--import-mode=importlib" > "$OUT/zoo_check.txt" 2>&1
+      echo "check rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -15 "$OUT/zoo_check.txt"
+      if [ -f benchmarks/scripts/check_zoo_cuda.py ]; then
+        timeout 120 python3 benchmarks/scripts/check_zoo_cuda.py > "$OUT/zoo_cuda_check.txt" 2>&1
+        echo "cuda-c check rc=$?" | tee -a "$OUT/phases.txt"; tail -40 "$OUT/zoo_cuda_check.txt"
+      fi ;;
+    issue3)
+      timeout 200 python3 -m cudal1.harness.cli --suite builtin --tasks "${CHECK_TASKS:-vgg_conv_stack,vit_tiny}" \
+        --check-suite --device cuda --json "$OUT/check_suite_rest.json" > "$OUT/check_suite_rest.txt" 2>&1
+      echo "check-suite rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -5 "$OUT/check_suite_rest.txt"
+      timeout 200 python3 -m pytest tests/harness/test_gpu.py -q -p no:cacheprovider -k baselines \
+        -o addopts="--import-mode=importlib" > "$OUT/test_gpu_baselines.txt" 2>&1
+      echo "test_gpu baselines rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -5 "$OUT/test_gpu_baselines.txt" ;;
+    bench)
+      mkdir -p "$OUT/zoo"
+      [ -d .carry/zoo ] && cp -r .carry/zoo/. "$OUT/zoo/"
+      timeout "${BENCH_S:-540}" python3 apps/bench_kernelzoo.py --out "$OUT/zoo" --store "$OUT/zoo/zoo.sqlite" \
+        ${BENCH_ARGS:-} 2>&1 | tee "$OUT/zoo/bench_log_$(date +%H%M%S).txt" | tail -80
+      echo "bench rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt" ;;
+    *) echo "unknown phase $phase" >&2; exit 2 ;;
+  esac
+done
