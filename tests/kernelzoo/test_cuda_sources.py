@@ -146,15 +146,17 @@ def test_cuda_launchers_refuse_other_dtypes(monkeypatch):
 
 
 NVCC = find_nvcc()
+HOST_CXX = shutil.which("g++")  # nvcc preprocesses with a host compiler even for device-only output
 
 
 @pytest.mark.skipif(NVCC is None, reason="no nvcc: `uv sync` installs the nvidia-cuda-nvcc wheel (dev group)")
+@pytest.mark.skipif(HOST_CXX is None, reason="nvcc needs a host C++ compiler (g++) on PATH")
 @pytest.mark.parametrize("mod, src", SOURCES, ids=[s.name for _, s in SOURCES])
 def test_nvcc_compiles_every_source_for_every_family(tmp_path, mod, src):
     cu = tmp_path / f"{src.name}.cu"
     cu.write_text(src.code)
     gencode = [a for cc in FAMILIES.values() for a in ("-gencode", f"arch=compute_{cc},code=sm_{cc}")]
-    cmd = [NVCC, "--fatbin", *cuda_jit.DEFAULT_OPTIONS, "--resource-usage", "-Werror", "all-warnings", *gencode,
+    cmd = [NVCC, "-ccbin", HOST_CXX, "--fatbin", *cuda_jit.DEFAULT_OPTIONS, "--resource-usage", "-Werror", "all-warnings", *gencode,
            "-o", str(tmp_path / f"{src.name}.fatbin"), str(cu)]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"

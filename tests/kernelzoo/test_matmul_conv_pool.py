@@ -1,5 +1,5 @@
 """The level-1 matmul, conv and pooling ops of the zoo: each Triton kernel against its PyTorch reference in
-Triton's interpreter (small blocks so several programs run, odd sizes, every family's config), the 3xTF32
+Triton's interpreter (small blocks so several programs run, odd sizes, every family's config), the fp32
 matmul's accuracy against an fp64 product, pooling edge cases (padding, count_include_pad, NaN and -inf for
 max pooling), the torch.library registrations, the CPU fallbacks and the errors for bad input."""
 
@@ -53,20 +53,18 @@ def small(cfg, **over):
 MM_SMALL = {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2}
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("precision", ["split3", "ieee"])
-@pytest.mark.parametrize("mkn", [(37, 50, 29), (64, 32, 48), (1, 7, 3)])
-def test_matmul_kernel(family, precision, mkn):
+@pytest.mark.parametrize("family, mkn", [*[(f, (37, 50, 29)) for f in FAMILIES], ("sm90", (64, 32, 48)),
+                                         ("sm90", (1, 7, 3))])
+def test_matmul_kernel(family, mkn):
     m, k, n = mkn
     a, b = rnd((m, k), 1), rnd((k, n), 2)
-    cfg = small(matmul.CONFIGS[family], **MM_SMALL, precision=precision)
+    cfg = small(matmul.CONFIGS[family], **MM_SMALL)
     assert_close(matmul.matmul_launch(a, b, cfg), (a.double() @ b.double()).float(), 1e-5, 1e-5)
 
 
-@pytest.mark.parametrize("precision", ["split3", "ieee"])
-def test_matmul_batched_and_shared_b(precision):
+def test_matmul_batched_and_shared_b():
     a, b, b2 = rnd((3, 20, 33), 3), rnd((3, 33, 17), 4), rnd((33, 17), 5)
-    cfg = small(matmul.CONFIGS["sm90"], **MM_SMALL, precision=precision)
+    cfg = small(matmul.CONFIGS["sm90"], **MM_SMALL)
     assert_close(matmul.matmul_launch(a, b, cfg), torch.bmm(a.double(), b.double()).float())
     assert_close(matmul.matmul_launch(a, b2, cfg), (a.double() @ b2.double()).float())
 
@@ -91,17 +89,17 @@ def _rel_errors(c: torch.Tensor, ref: torch.Tensor) -> tuple[float, float]:
     return (err.pow(2).mean().sqrt() / rms).item(), (err.max() / rms).item()
 
 
-def test_split3_matmul_is_as_accurate_as_torch_fp32():
-    """The 3xTF32 kernel's error against an fp64 product is no worse than torch's fp32 matmul's (RMS within
-    10 %, max within 50 %), while one TF32 pass (what the split avoids) is >10x worse: the check can fail."""
+def test_matmul_is_as_accurate_as_torch_fp32():
+    """fp32 FFMA accumulation: the kernel's error against an fp64 product stays within 2x torch's fp32 error
+    (RMS over the output); a TF32-rounded product, which the kernel must not be, is >10x worse."""
     a, b = rnd((48, 1024), 10), rnd((1024, 40), 11)
     ref = a.double() @ b.double()
-    cfg = small(matmul.CONFIGS["sm90"], BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, GROUP_M=2, precision="split3")
-    k_rms, k_max = _rel_errors(matmul.matmul_launch(a, b, cfg), ref)
-    t_rms, t_max = _rel_errors(a @ b, ref)
-    assert k_rms <= 1.1 * t_rms and k_max <= 1.5 * t_max, (k_rms, t_rms, k_max, t_max)
+    cfg = small(matmul.CONFIGS["sm90"], BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, GROUP_M=2)
+    k_rms, _ = _rel_errors(matmul.matmul_launch(a, b, cfg), ref)
+    t_rms, _ = _rel_errors(a @ b, ref)
+    assert k_rms <= 2 * t_rms, (k_rms, t_rms)
 
-    def tf32(x):  # one TF32 rounding, as a plain TF32 tensor-core product would see its operands
+    def tf32(x):  # operands rounded to TF32, as a TF32 tensor-core product sees them
         return ((x.contiguous().view(torch.int32) + 0x1000) & -8192).view(torch.float32)
 
     one_rms, _ = _rel_errors(tf32(a) @ tf32(b), ref)
@@ -118,8 +116,7 @@ def test_matmul_rejects_bad_input():
 
 
 # ------------------------------------------------------------------------------------ diag_matmul, matvec
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("shape", [(37, 1000), (5, 3), (1, 257)])
+@pytest.mark.parametrize("family, shape", [*[(f, (37, 1000)) for f in FAMILIES], ("sm90", (5, 3)), ("sm90", (1, 257))])
 def test_diag_matmul_kernel(family, shape):
     a, b = rnd(shape[:1], 12, 2.0), rnd(shape, 13)
     got = diag_matmul.diag_matmul_launch(a, b, small(diag_matmul.CONFIGS[family], BLOCK=128))
@@ -133,9 +130,8 @@ def test_diag_matmul_strides_over_column_blocks(monkeypatch):
     assert torch.equal(diag_matmul.diag_matmul_launch(a, b, {"BLOCK": 128, "num_warps": 4}), a[:, None] * b)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("mk", [(37, 1000), (16, 512), (3, 1)])
-@pytest.mark.parametrize("column", [True, False])
+@pytest.mark.parametrize("family, mk, column", [*[(f, (37, 1000), True) for f in FAMILIES],
+                                                 ("sm90", (16, 512), False), ("sm90", (3, 1), True)])
 def test_matvec_kernel(family, mk, column):
     a = rnd(mk, 16)
     x = rnd((mk[1], 1) if column else (mk[1],), 17)
@@ -155,26 +151,26 @@ def test_matvec_rejects_bad_input():
 POOL_SMALL = {"BLOCK_H": 4, "BLOCK_W": 8}
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("k, s, p, count_pad", [(2, 2, 0, True), (3, 2, 1, True), (3, 2, 1, False),
-                                                ((3, 2), (1, 2), (1, 0), True), (3, 1, 1, False)])
+@pytest.mark.parametrize("family, k, s, p, count_pad", [
+    *[(f, 2, 2, 0, True) for f in FAMILIES], ("sm90", 3, 2, 1, True), ("sm90", 3, 2, 1, False),
+    ("sm90", (3, 2), (1, 2), (1, 0), True), ("sm90", 3, 1, 1, False)])
 def test_avg_pool2d_kernel(family, k, s, p, count_pad):
     x = rnd((2, 3, 13, 19), 20)
     got = avg_pool2d.avg_pool2d_launch(x, k, s, p, count_pad, small(avg_pool2d.CONFIGS[family], **POOL_SMALL))
     assert_close(got, F.avg_pool2d(x, k, s, p, count_include_pad=count_pad))
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("k, s, p, count_pad", [(3, 2, 1, True), (2, 2, 0, True), (3, 2, 1, False),
-                                                ((1, 3, 2), (1, 2, 2), (0, 1, 1), True)])
+@pytest.mark.parametrize("family, k, s, p, count_pad", [
+    *[(f, 3, 2, 1, True) for f in FAMILIES], ("sm90", 2, 2, 0, True), ("sm90", 3, 2, 1, False),
+    ("sm90", (1, 3, 2), (1, 2, 2), (0, 1, 1), True)])
 def test_avg_pool3d_kernel(family, k, s, p, count_pad):
-    x = rnd((2, 2, 7, 10, 13), 21)
+    x = rnd((1, 2, 7, 10, 13), 21)
     got = avg_pool3d.avg_pool3d_launch(x, k, s, p, count_pad, small(avg_pool3d.CONFIGS[family], **POOL_SMALL))
     assert_close(got, F.avg_pool3d(x, k, s, p, count_include_pad=count_pad))
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("k, s, p", [(3, 2, 1), (2, 2, 0), (3, 1, 1), ((2, 3), (2, 1), (1, 1))])
+@pytest.mark.parametrize("family, k, s, p", [*[(f, 3, 2, 1) for f in FAMILIES], ("sm90", 2, 2, 0),
+                                             ("sm90", 3, 1, 1), ("sm90", (2, 3), (2, 1), (1, 1))])
 def test_max_pool2d_kernel(family, k, s, p):
     x = rnd((2, 3, 13, 19), 22)
     got = max_pool2d.max_pool2d_launch(x, k, s, p, small(max_pool2d.CONFIGS[family], **POOL_SMALL))
@@ -207,12 +203,12 @@ def test_pooling_3d_input_and_bad_arguments():
 
 
 # -------------------------------------------------------------------------------------- depthwise conv2d
-@pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("k, s, p, bias", [(3, 1, 1, True), (5, 2, 2, False), (3, 1, 0, True), (7, 1, 3, True)])
+@pytest.mark.parametrize("family, k, s, p, bias", [*[(f, 3, 1, 1, True) for f in FAMILIES], ("sm90", 5, 2, 2, False),
+                                                   ("sm90", 3, 1, 0, True), ("sm90", 7, 1, 3, True)])
 def test_depthwise_conv2d_kernel(family, k, s, p, bias):
-    x, w = rnd((2, 3, 11, 21), 30), rnd((3, 1, k, k), 31)
+    x, w = rnd((1, 3, 11, 21), 30), rnd((3, 1, k, k), 31)
     b = rnd((3,), 32) if bias else None
-    cfg = small(depthwise_conv2d.CONFIGS[family], BLOCK_H=4, BLOCK_W=8)
+    cfg = small(depthwise_conv2d.CONFIGS[family], BLOCK_H=8, BLOCK_W=16)
     got = depthwise_conv2d.depthwise_conv2d_launch(x, w, b, s, p, cfg)
     assert_close(got, F.conv2d(x.double(), w.double(), None if b is None else b.double(), s, p, 1, 3).float())
 
@@ -264,4 +260,4 @@ def test_cudnn_conv_wrappers_match_torch(nd):
     assert torch.equal(cudnn_conv.conv(x, w, b, 1, 1), conv(x, w, b, 1, 1))
     assert torch.equal(cudnn_conv.conv_transpose(x, wt, b, 2, 1), conv_t(x, wt, b, 2, 1))
     with pytest.raises(ValueError, match="spatial dims"):
-        cudnn_conv.conv(torch.randn(2, 4), w)
+        cudnn_conv.conv(torch.randn(4), w)

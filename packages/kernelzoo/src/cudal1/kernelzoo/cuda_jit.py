@@ -36,7 +36,8 @@ from .arch import pick
 from .kernel_specs import CudaSource
 
 __all__ = ["BACKENDS", "BACKEND_ENV", "DEFAULT_OPTIONS", "CudaBackendUnavailable", "cache_key", "choose_backend",
-           "cupy_available", "f32", "get_kernel", "i32", "i64", "kernel_args", "launch", "require_cupy", "use_cuda"]
+           "cupy_available", "f32", "get_kernel", "i32", "i64", "kernel_args", "launch", "require_cupy",
+           "requested_backend", "use_cuda"]
 
 BACKEND_ENV = "CUDAL1_BACKEND"
 BACKENDS = ("triton", "cuda")

@@ -26,7 +26,7 @@ CONFIGS = {
 }
 check_table(CONFIGS, "elementwise")
 
-#: float4 loads each CUDA C thread issues before computing (fixed in the template's ZOO_UNROLL)
+#: float4 loads each CUDA C thread issues before computing (ZOO_UNROLL in the template)
 ELEMENTWISE_UNROLL = 4
 
 
@@ -49,7 +49,7 @@ def launch_unary(kernel: Any, x: torch.Tensor, config: dict | None = None, *,
 
 
 _UNARY_CUDA = Template(r"""
-#define ZOO_UNROLL 4  // float4 loads in flight per thread (ELEMENTWISE_UNROLL)
+#define ZOO_UNROLL ${unroll}  // float4 loads in flight per thread (ELEMENTWISE_UNROLL)
 
 __device__ __forceinline__ float zoo_${name}_f(float v) { ${body} }
 
@@ -100,7 +100,7 @@ zoo_${name}_f32(const float* __restrict__ x, float* __restrict__ y, long long n,
 def unary_cuda_source(name: str, body: str) -> CudaSource:
     """The CUDA C of elementwise op ``name``: kernel ``zoo_<name>_f32(x, y, n, vec)`` applying
     ``float zoo_<name>_f(float v) { <body> }`` (fp32 math) to every element."""
-    return CudaSource(name, _UNARY_CUDA.substitute(name=name, body=body), (f"zoo_{name}_f32",))
+    return CudaSource(name, _UNARY_CUDA.substitute(name=name, body=body, unroll=ELEMENTWISE_UNROLL), (f"zoo_{name}_f32",))
 
 
 def launch_unary_cuda(source: CudaSource, x: torch.Tensor, config: dict | None = None, *,

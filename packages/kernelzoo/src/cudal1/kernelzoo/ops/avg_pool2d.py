@@ -18,11 +18,11 @@ from ._pool import POOL_SIGNATURE, _pool_kernel, pool_launch  # noqa: F401  (_po
 
 __all__ = ["CONFIGS", "avg_pool2d", "avg_pool2d_launch", "avg_pool2d_ref"]
 
-CONFIGS = {
-    "sm80": {"BLOCK_H": 8, "BLOCK_W": 128, "num_warps": 4},
-    "sm86": {"BLOCK_H": 8, "BLOCK_W": 128, "num_warps": 4},
-    "sm89": {"BLOCK_H": 8, "BLOCK_W": 128, "num_warps": 4},
-    "sm90": {"BLOCK_H": 8, "BLOCK_W": 128, "num_warps": 4},
+CONFIGS = {  # sm90 measured on an H100 (benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md)
+    "sm80": {"BLOCK_H": 4, "BLOCK_W": 64, "num_warps": 4},
+    "sm86": {"BLOCK_H": 4, "BLOCK_W": 64, "num_warps": 4},
+    "sm89": {"BLOCK_H": 4, "BLOCK_W": 64, "num_warps": 4},
+    "sm90": {"BLOCK_H": 4, "BLOCK_W": 64, "num_warps": 4},
 }
 check_table(CONFIGS, "avg_pool2d")
 

@@ -6,24 +6,18 @@ bytes at best.
 
 Two ways to compute it, chosen per architecture family by ``CONFIGS[family]["backend"]``:
 
-* ``"torch"``: cuBLAS fp32 SGEMM (``torch.matmul``), TF32 off as the harness sets it. On families where the
-  zoo's kernel has not been measured to win (sm80/86/89), this is the choice: those solutions are ~1.0x.
-* ``"triton"``: the Triton kernel below, tiled BLOCK_M x BLOCK_N with grouped tile order (L2 reuse), split-K
-  with fp32 atomics when there are fewer output tiles than SMs (``torch.zeros`` output then, summation order
-  not fixed), and one of two fp32-level precisions (``CONFIGS[family]["precision"]``):
+* ``"torch"``: cuBLAS fp32 SGEMM (``torch.matmul``), under whatever TF32 setting the caller has (the harness
+  turns TF32 off). This is every family's choice today, so the dense matmul solutions are ~1.0x.
+* ``"triton"``: the Triton kernel below: fp32 FFMA (``tl.dot(..., input_precision="ieee")``), tiles of
+  BLOCK_M x BLOCK_N in grouped order (L2 reuse), split-K with fp32 atomics when there are fewer output tiles
+  than SMs (``torch.zeros`` output then; summation order not fixed).
 
-  - ``"ieee"``: ``tl.dot(..., input_precision="ieee")``: FFMA on the CUDA cores, like SGEMM.
-  - ``"split3"``: the 3-pass TF32 split ("3xTF32", as CUTLASS's and Triton's ``tf32x3``), written out so it
-    is exactly the same computation in Triton's CPU interpreter as on the GPU. Each fp32 operand ``x`` is
-    split into ``hi = rn_tf32(x)`` (round to nearest at 10 mantissa bits, integer arithmetic on the bits)
-    and ``lo = trunc_tf32(x - hi)``; ``a @ b ~= a_hi @ b_lo + a_lo @ b_hi + a_hi @ b_hi``, each product
-    on the tensor cores. Every operand of those three dots is already a TF32 number, so the tensor cores'
-    TF32 input conversion loses nothing and every product a_i * b_j is exact in fp32; what is dropped is
-    ``a_lo @ b_lo`` and the bits below ``lo`` (both below 2^-21 relative per product), accumulation is fp32.
-    Measured against an fp64 product it is as accurate as torch's fp32 matmul
-    (tests/kernelzoo/test_matmul_conv_pool.py, on CPU; benchmarks/scripts/tune_matmul_conv_pool.py on the
-    GPU). This is not TF32 matmul (whose error is ~1e-3 relative): no operand bit above 2^-21 is dropped.
-    Non-finite inputs give NaN where torch may give +-inf (the split computes inf - inf).
+Measured on an H100 (benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md, the six matmul tasks' sizes):
+the ieee kernel ran at 0.74-0.95x of cuBLAS. A 3xTF32 split (hi/lo TF32 parts, three tensor-core products)
+ran at up to 1.14x, but its error against an fp64 product was 4-25x torch's fp32 error (1.1e-4 relative on
+the K=65536 task, failing the harness tolerance) although a CPU emulation of the same split matched fp32:
+Hopper's TF32 tensor-core products/accumulation are not exact on TF32 inputs. It was removed; fp32 tasks
+stay on FFMA or cuBLAS.
 """
 
 from __future__ import annotations
@@ -38,15 +32,14 @@ from ..kernel_specs import TritonKernel
 __all__ = ["CONFIGS", "matmul", "matmul_launch", "matmul_ref"]
 
 CONFIGS = {
-    # sm80: 3xTF32 should pay on an A100 (TF32 tensor cores 8x the fp32 rate) but is unmeasured: cuBLAS
-    "sm80": {"backend": "torch", "precision": "split3", "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32,
+    "sm80": {"backend": "torch", "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32,
              "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
-    # sm86/sm89: TF32 tensor-core rate ~ fp32 FFMA rate, 3 passes cannot win: cuBLAS
-    "sm86": {"backend": "torch", "precision": "split3", "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32,
+    "sm86": {"backend": "torch", "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32,
              "GROUP_M": 8, "num_warps": 4, "num_stages": 3},
-    "sm89": {"backend": "torch", "precision": "split3", "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32,
+    "sm89": {"backend": "torch", "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32,
              "GROUP_M": 8, "num_warps": 4, "num_stages": 3},
-    "sm90": {"backend": "triton", "precision": "split3", "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32,
+    # sm90 measured: best ieee tile 0.74-0.95x cuBLAS at the suite's sizes
+    "sm90": {"backend": "torch", "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32,
              "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
 }
 check_table(CONFIGS, "matmul")
@@ -58,19 +51,10 @@ def matmul_ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 @triton.jit
-def _tf32_hi_lo(x):
-    """(hi, lo): hi = x rounded to TF32 (nearest, ties away), lo = (x - hi) truncated to TF32."""
-    bits = x.to(tl.int32, bitcast=True)
-    hi = ((bits + 0x1000) & -8192).to(tl.float32, bitcast=True)
-    lo = ((x - hi).to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
-    return hi, lo
-
-
-@triton.jit
 def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_split,
                    s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                   SPLIT3: tl.constexpr, ATOMIC: tl.constexpr, EVEN_K: tl.constexpr):
+                   ATOMIC: tl.constexpr, EVEN_K: tl.constexpr):
     pid = tl.program_id(0)
     pid_k = tl.program_id(1)
     batch = tl.program_id(2).to(tl.int64)
@@ -101,15 +85,7 @@ def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_split,
         else:
             a = tl.load(a_ptrs, mask=(k + rk)[None, :] < k_end, other=0.0)
             b = tl.load(b_ptrs, mask=(k + rk)[:, None] < k_end, other=0.0)
-        if SPLIT3:
-            a_hi, a_lo = _tf32_hi_lo(a)
-            b_hi, b_lo = _tf32_hi_lo(b)
-            # operands are exact TF32 numbers: the products are exact (see the module docstring)
-            acc = tl.dot(a_hi, b_lo, acc, input_precision="tf32")
-            acc = tl.dot(a_lo, b_hi, acc, input_precision="tf32")
-            acc = tl.dot(a_hi, b_hi, acc, input_precision="tf32")
-        else:
-            acc = tl.dot(a, b, acc, input_precision="ieee")
+        acc = tl.dot(a, b, acc, input_precision="ieee")
         a_ptrs += BLOCK_K * s_ak
         b_ptrs += BLOCK_K * s_bk
     rm64 = rm.to(tl.int64)
@@ -139,8 +115,7 @@ def _check(a: torch.Tensor, b: torch.Tensor) -> None:
 def matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) -> torch.Tensor:
     """Run the Triton kernel: ``a`` (M, K) or (B, M, K) @ ``b`` (K, N) or (B, K, N), fp32 -> fp32 contiguous.
 
-    ``config`` keys: BLOCK_M/N/K, GROUP_M, num_warps, num_stages, precision ("split3" | "ieee") and optional
-    SPLIT_K (0 or absent: automatic, >1 only when the output has fewer tiles than the GPU has SMs)."""
+    ``config`` keys: BLOCK_M/N/K, GROUP_M, num_warps, num_stages and optional SPLIT_K (0 or absent: automatic, >1 only when the output has fewer tiles than the GPU has SMs)."""
     _check(a, b)
     cfg = config or pick(CONFIGS, a.device if a.is_cuda else None)
     batched = a.dim() == 3
@@ -155,8 +130,9 @@ def matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) 
     if not split:
         sms = _num_sms(a.device)
         split = 1
-        if tiles * nb < sms:  # too few tiles to fill the GPU: split K, at least 8 K-steps per split
+        if tiles * nb < sms:  # too few tiles to fill the GPU: split K (a power of 2), >= 8 K-steps per split
             split = max(1, min(triton.cdiv(2 * sms, tiles * nb), k // (8 * bk)))
+            split = 1 << (split.bit_length() - 1)
     k_split = triton.cdiv(triton.cdiv(k, split), bk) * bk
     split = triton.cdiv(k, k_split) if k else 1
     out = (torch.zeros if split > 1 else torch.empty)((nb, m, n), device=a.device, dtype=torch.float32)
@@ -165,8 +141,7 @@ def matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) 
         _matmul_kernel[grid](
             a3, b, out, m, n, k, k_split,
             a3.stride(0), a3.stride(1), a3.stride(2), s_bb, s_bk, s_bn, out.stride(0), out.stride(1), out.stride(2),
-            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg["GROUP_M"], SPLIT3=cfg["precision"] == "split3",
-            ATOMIC=split > 1, EVEN_K=k % k_split == 0, num_warps=cfg["num_warps"],
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg["GROUP_M"], ATOMIC=split > 1, EVEN_K=k % k_split == 0, num_warps=cfg["num_warps"],
             num_stages=cfg.get("num_stages", 3))
     return out if batched else out.squeeze(0)
 
@@ -187,8 +162,11 @@ def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a @ b`` in fp32: ``a`` (M, K) or (B, M, K), ``b`` (K, N) or (B, K, N) -> (M, N) or (B, M, N).
 
-    On CUDA: the backend of the device's family (``CONFIGS[family]["backend"]``: the zoo's Triton kernel or
-    cuBLAS); on CPU the reference. ``torch.ops.cudal1.matmul``."""
+    On CUDA: the backend of the device's family (``CONFIGS[family]["backend"]``: the zoo's Triton kernel
+    through ``torch.ops.cudal1.matmul``, or cuBLAS called directly so it costs no dispatch overhead); on CPU
+    the reference."""
+    if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
+        return matmul_ref(a, b)
     return torch.ops.cudal1.matmul(a, b)
 
 
@@ -197,4 +175,4 @@ TRITON_KERNELS = [TritonKernel(
     "_matmul_kernel",
     {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "k_split": "i32",
      **{s: "i64" for s in ("s_ab", "s_am", "s_ak", "s_bb", "s_bk", "s_bn", "s_cb", "s_cm", "s_cn")}},
-    constexprs={"SPLIT3": True, "ATOMIC": False, "EVEN_K": True})]
+    constexprs={"ATOMIC": False, "EVEN_K": True})]
