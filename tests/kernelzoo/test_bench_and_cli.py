@@ -16,6 +16,20 @@ from cudal1.kernelzoo.solutions import available, solutions_dir
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _installed() -> bool:
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        distribution("cudal1-kernelzoo")
+        return True
+    except PackageNotFoundError:
+        return False
+
+
+# entry points exist only for an installed package (uv installs the workspace); a bare PYTHONPATH has none
+needs_install = pytest.mark.skipif(not _installed(), reason="cudal1-kernelzoo is not installed (PYTHONPATH only)")
+
+
 def _bench():
     spec = importlib.util.spec_from_file_location("bench_kernelzoo", ROOT / "apps" / "bench_kernelzoo.py")
     mod = importlib.util.module_from_spec(spec)
@@ -24,6 +38,7 @@ def _bench():
     return mod
 
 
+@needs_install
 def test_solutions_name_resolves_to_the_released_folder():
     folder, origin = resolve_solutions("kernelzoo")
     assert folder == solutions_dir() and origin == "solutions:kernelzoo"
@@ -33,6 +48,7 @@ def test_solutions_name_resolves_to_the_released_folder():
     assert all(c.origin == "solutions:kernelzoo" for _, c in pairs)
 
 
+@needs_install
 def test_unknown_solution_set_is_a_usage_error(capsys):
     with pytest.raises(UsageError, match="installed sets: kernelzoo"):
         resolve_solutions("no-such-set")

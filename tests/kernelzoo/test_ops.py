@@ -55,9 +55,14 @@ def test_activation_kernels(op, shape, family):
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("family", list(arch.CAPABILITY))
-def test_softmax_kernel(shape, family):
+@pytest.mark.parametrize("path", ["tile", "loop"])
+def test_softmax_kernel(shape, family, path):
     x = rnd(shape, 2)
     cfg = dict(softmax.CONFIGS[family], BLOCK=min(softmax.CONFIGS[family]["BLOCK"], 256))  # several column blocks
+    if path == "loop":
+        cfg["MAX_N"] = 0  # rows too long for the register tile
+    else:
+        cfg["MIN_TILE"] = 256  # several rows per program where rows are short
     assert_close(softmax.softmax_launch(x, cfg), softmax.softmax_ref(x))
 
 
@@ -65,6 +70,8 @@ def test_softmax_handles_minus_infinity():
     x = rnd((3, 50), 3)
     x[0, :10] = float("-inf")
     assert_close(softmax.softmax_launch(x, {"BLOCK": 16, "num_warps": 1}), softmax.softmax_ref(x))
+    tile = {"MAX_N": 64, "MIN_TILE": 128, "EPT": 4, "MAX_WARPS": 4, "BLOCK": 16, "num_warps": 1}
+    assert_close(softmax.softmax_launch(x, tile), softmax.softmax_ref(x))
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -5,7 +5,7 @@ Shapes: ``x`` any shape, float32 (fp16/bf16 summed in fp32); ``dim`` any (negati
 output like ``x``. Memory-bound: one read and one write per element (8 bytes per fp32 element). A blocked
 scan: each program scans BLOCK-long chunks with ``tl.cumsum`` in fp32 and carries the running fp32 total
 from chunk to chunk (error grows like that of a pairwise sum within a chunk plus one add per chunk).
-Last dimension: (BLOCK_M rows, BLOCK_N columns) tiles along contiguous rows; a middle dimension:
+Last dimension: one row per program in BLOCK_N-long chunks; a middle dimension:
 (BLOCK_R, BLOCK_I) tiles coalesced along the contiguous inner dimension, scanned down the rows.
 """
 
@@ -23,10 +23,10 @@ from ..kernel_specs import TritonKernel
 __all__ = ["MID_CONFIGS", "ROW_CONFIGS", "cumsum", "cumsum_launch", "cumsum_ref"]
 
 ROW_CONFIGS = {
-    "sm80": {"BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8},
-    "sm86": {"BLOCK_M": 1, "BLOCK_N": 2048, "num_warps": 4},
-    "sm89": {"BLOCK_M": 1, "BLOCK_N": 2048, "num_warps": 4},
-    "sm90": {"BLOCK_M": 1, "BLOCK_N": 4096, "num_warps": 8},
+    "sm80": {"BLOCK_N": 4096, "num_warps": 8},
+    "sm86": {"BLOCK_N": 2048, "num_warps": 4},
+    "sm89": {"BLOCK_N": 2048, "num_warps": 4},
+    "sm90": {"BLOCK_N": 4096, "num_warps": 8},
 }
 MID_CONFIGS = {
     "sm80": {"BLOCK_R": 32, "BLOCK_I": 64, "num_warps": 4},
@@ -44,18 +44,17 @@ def cumsum_ref(x: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 @triton.jit
-def _cumsum_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rmask = rows < n_rows
-    base = rows[:, None] * n_cols
-    carry = tl.zeros([BLOCK_M], tl.float32)
+def _cumsum_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_N: tl.constexpr):
+    # one row per program, 1-D blocks (a (1, BLOCK_N) 2-D tile crashes Triton 3.6's thread-locality pass)
+    base = tl.program_id(0).to(tl.int64) * n_cols
+    carry = tl.sum(tl.zeros([BLOCK_N], tl.float32), 0)
     for start in range(0, n_cols, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
-        mask = rmask[:, None] & (cols < n_cols)[None, :]
-        x = tl.load(x_ptr + base + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        y = tl.cumsum(x, 1) + carry[:, None]
-        tl.store(y_ptr + base + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-        carry += tl.sum(x, 1)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        y = tl.cumsum(x, 0) + carry
+        tl.store(y_ptr + base + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+        carry += tl.sum(x, 0)
 
 
 @triton.jit
@@ -94,9 +93,7 @@ def cumsum_launch(x: torch.Tensor, dim: int, row_config: dict | None = None,
     if inner == 1:
         cfg = row_config or pick(ROW_CONFIGS, dev)
         bn = min(cfg["BLOCK_N"], triton.next_power_of_2(n_red))
-        bm = min(cfg["BLOCK_M"], triton.next_power_of_2(outer))
-        _cumsum_rows_kernel[(triton.cdiv(outer, bm),)](xc, y, outer, n_red, BLOCK_M=bm, BLOCK_N=bn,
-                                                       num_warps=cfg["num_warps"])
+        _cumsum_rows_kernel[(outer,)](xc, y, outer, n_red, BLOCK_N=bn, num_warps=cfg["num_warps"])
     else:
         cfg = mid_config or pick(MID_CONFIGS, dev)
         bi = min(cfg["BLOCK_I"], triton.next_power_of_2(inner))

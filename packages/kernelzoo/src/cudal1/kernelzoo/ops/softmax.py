@@ -1,7 +1,9 @@
 """Softmax over the last dimension: ``y[..., j] = exp(x[..., j] - max) / sum_k exp(x[..., k] - max)``.
 
-Shapes: ``x`` (..., N), any N; float32 (fp16/bf16 computed in fp32); output like ``x``. One program per
-row; an online max/sum pass over the row, then a normalising pass (two reads, one write). CUDA C
+Shapes: ``x`` (..., N), any N; float32 (fp16/bf16 computed in fp32); output like ``x``. Rows with
+``N <= MAX_N`` are held whole in registers (a (BLOCK_M, next_pow2(N)) tile per program, see ``_rows.row_tile``):
+one read, one write. Longer rows: one program per row, an online max/sum pass, then a normalising pass
+(two reads, one write). CUDA C
 (``softmax_launch_cuda``, float32): one block per row held in registers where it fits (one read, one write).
 """
 
@@ -14,25 +16,41 @@ import triton.language as tl
 from .. import cuda_jit
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
+from ._rows import row_tile
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "softmax", "softmax_launch", "softmax_launch_cuda", "softmax_ref"]
 
-#: Triton: BLOCK, num_warps. CUDA C: cuda_max_threads, cuda_cols_per_thread (see _rows_cuda.row_threads).
+#: Triton: MAX_N/MIN_TILE/EPT/MAX_WARPS for the register-resident tile (``_rows.row_tile``; MAX_N 0 turns it
+#: off), BLOCK/num_warps for the looped kernel. CUDA C: cuda_max_threads, cuda_cols_per_thread (see _rows_cuda.row_threads).
 #: backend: the default implementation on CUDA, "triton" or "cuda" (cudal1.kernelzoo.cuda_jit).
 _CUDA_CFG = {"cuda_max_threads": 1024, "cuda_cols_per_thread": 16, "backend": "triton"}
 CONFIGS = {
-    "sm80": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
-    "sm86": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
-    "sm89": {"BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
-    "sm90": {"BLOCK": 2048, "num_warps": 8, **_CUDA_CFG},
+    "sm80": {"MAX_N": 32768, "MIN_TILE": 2048, "EPT": 16, "MAX_WARPS": 32, "BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm86": {"MAX_N": 32768, "MIN_TILE": 2048, "EPT": 16, "MAX_WARPS": 32, "BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm89": {"MAX_N": 32768, "MIN_TILE": 2048, "EPT": 16, "MAX_WARPS": 32, "BLOCK": 1024, "num_warps": 4, **_CUDA_CFG},
+    "sm90": {"MAX_N": 32768, "MIN_TILE": 4096, "EPT": 16, "MAX_WARPS": 32, "BLOCK": 2048, "num_warps": 8, **_CUDA_CFG},
 }
 check_table(CONFIGS, "softmax")
+#: the tile each family runs at the suite's size (32768 rows of 16384), for the compile check
+TILE_CONFIGS = {fam: row_tile(32768, 16384, cfg) for fam, cfg in CONFIGS.items()}
 
 
 def softmax_ref(x: torch.Tensor) -> torch.Tensor:
     """PyTorch reference."""
     return torch.softmax(x, dim=-1)
+
+
+@triton.jit
+def _softmax_tile_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
+    offs = rows[:, None] * n_cols + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, 1)[:, None])  # a row of -inf or with a NaN gives NaN, as torch
+    y = e / tl.sum(e, 1)[:, None]
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -66,7 +84,12 @@ def softmax_launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
     y = torch.empty_like(xc)
     n_cols = xc.shape[-1] if xc.dim() else 1
     rows = xc.numel() // max(n_cols, 1)
-    if xc.numel():
+    if not xc.numel():
+        return y
+    tile = row_tile(rows, n_cols, cfg) if cfg.get("MAX_N") else None
+    if tile is not None:
+        _softmax_tile_kernel[(triton.cdiv(rows, tile["BLOCK_M"]),)](xc, y, rows, n_cols, **tile)
+    else:
         block = min(cfg["BLOCK"], triton.next_power_of_2(n_cols))
         _softmax_kernel[(rows,)](xc, y, n_cols, BLOCK=block, num_warps=cfg["num_warps"])
     return y
@@ -139,6 +162,10 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     return torch.ops.cudal1.softmax(x)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"})]
+TRITON_KERNELS = [
+    TritonKernel("_softmax_tile_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32"},
+                 configs="TILE_CONFIGS"),
+    TritonKernel("_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"}),
+]
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]
