@@ -7,6 +7,7 @@ so another architecture's config can be forced on the GPU at hand, and compiled 
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, TypeVar
 
@@ -36,9 +37,19 @@ def current_family(device: torch.device | None = None) -> str:
         if forced not in CAPABILITY:
             raise ValueError(f"{ENV}={forced!r} is not one of {', '.join(CAPABILITY)}")
         return forced
-    if not torch.cuda.is_available():
-        return "sm80"
-    return family_of(torch.cuda.get_device_capability(device))
+    if device is None or device.index is None:
+        if not torch.cuda.is_available():
+            return "sm80"
+        index = torch.cuda.current_device()
+    else:
+        index = device.index
+    return _family_of_index(index)
+
+
+@functools.cache
+def _family_of_index(index: int) -> str:
+    """A device's family, looked up once per process (ops call :func:`pick` on every launch)."""
+    return family_of(torch.cuda.get_device_capability(index))
 
 
 def pick(table: dict[str, T], device: torch.device | None = None) -> T:

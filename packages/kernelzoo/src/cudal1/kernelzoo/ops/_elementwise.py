@@ -15,6 +15,7 @@ import triton
 from .. import cuda_jit
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource
+from ..registry import call, zoo_custom_op
 
 #: Triton: BLOCK, num_warps. CUDA C: cuda_threads (threads per block; each moves 4 * ELEMENTWISE_UNROLL floats).
 #: backend: the default implementation of the ops sharing this table ("triton" or "cuda", see cuda_jit).
@@ -138,7 +139,7 @@ def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor]
     def launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
         return launch_unary(kernel, x, config, table=configs)
 
-    @torch.library.custom_op(f"cudal1::{name}", mutates_args=())
+    @zoo_custom_op(f"cudal1::{name}", mutates_args=())
     def op(x: torch.Tensor) -> torch.Tensor:
         if not x.is_cuda:
             return ref(x)
@@ -151,6 +152,6 @@ def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor]
         return torch.empty_like(x, memory_format=torch.contiguous_format)
 
     def public(x: torch.Tensor) -> torch.Tensor:
-        return getattr(torch.ops.cudal1, name)(x)
+        return call(name, x)
 
     return launch, public

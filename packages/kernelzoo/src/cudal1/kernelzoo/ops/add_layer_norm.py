@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._fused_norm import (
     ACTIVATIONS,
     BASE_CONSTEXPRS,
@@ -60,7 +61,7 @@ def add_layer_norm_launch(x: torch.Tensor, residual: torch.Tensor | None = None,
                              config=config)
 
 
-@torch.library.custom_op("cudal1::add_layer_norm", mutates_args=())
+@zoo_custom_op("cudal1::add_layer_norm", mutates_args=())
 def _add_layer_norm_op(x: torch.Tensor, residual: torch.Tensor | None, weight: torch.Tensor | None,
                        bias: torch.Tensor | None, pre_bias: torch.Tensor | None, eps: float,
                        activation: str) -> torch.Tensor:
@@ -74,7 +75,7 @@ def _(x, residual, weight, bias, pre_bias, eps, activation):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@torch.library.custom_op("cudal1::add_layer_norm_", mutates_args=("out",))
+@zoo_custom_op("cudal1::add_layer_norm_", mutates_args=("out",))
 def _add_layer_norm_inplace_op(out: torch.Tensor, residual: torch.Tensor | None, weight: torch.Tensor | None,
                                bias: torch.Tensor | None, pre_bias: torch.Tensor | None, eps: float,
                                activation: str) -> None:
@@ -97,7 +98,7 @@ def add_layer_norm(x: torch.Tensor, residual: torch.Tensor | None = None, weight
     like ``x``. Triton on CUDA, the reference on CPU; ``torch.ops.cudal1.add_layer_norm``."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
-    return torch.ops.cudal1.add_layer_norm(x, residual, weight, bias, pre_bias, eps, activation)
+    return call("add_layer_norm", x, residual, weight, bias, pre_bias, eps, activation)
 
 
 def add_layer_norm_(out: torch.Tensor, residual: torch.Tensor | None = None, weight: torch.Tensor | None = None,
@@ -109,7 +110,7 @@ def add_layer_norm_(out: torch.Tensor, residual: torch.Tensor | None = None, wei
         raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
     if not out.is_contiguous():
         raise ValueError("add_layer_norm_ writes in place: out must be contiguous")
-    torch.ops.cudal1.add_layer_norm_(out, residual, weight, bias, pre_bias, eps, activation)
+    call("add_layer_norm_", out, residual, weight, bias, pre_bias, eps, activation)
     return out
 
 

@@ -19,6 +19,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._reduce import reduced_shape
 
 __all__ = ["MID_CONFIGS", "ROW_CONFIGS", "argmax_dim", "argmax_dim_launch", "argmax_dim_ref"]
@@ -132,7 +133,7 @@ def argmax_dim_launch(x: torch.Tensor, dim: int, keepdim: bool = False, row_conf
     return y
 
 
-@torch.library.custom_op("cudal1::argmax_dim", mutates_args=())
+@zoo_custom_op("cudal1::argmax_dim", mutates_args=())
 def _argmax_dim_op(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
     return argmax_dim_launch(x, dim, keepdim) if x.is_cuda else argmax_dim_ref(x, dim, keepdim)
 
@@ -147,7 +148,7 @@ def argmax_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor
     """Index (int64) of the maximum of ``x`` over ``dim`` (first on ties, first NaN if any); shape
     ``x.shape`` without ``dim`` (or with it as 1 if ``keepdim``) (Triton on CUDA, the reference on CPU);
     ``torch.ops.cudal1.argmax_dim``."""
-    return torch.ops.cudal1.argmax_dim(x, int(dim), bool(keepdim))
+    return call("argmax_dim", x, int(dim), bool(keepdim))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

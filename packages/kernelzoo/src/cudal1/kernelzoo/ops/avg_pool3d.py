@@ -14,6 +14,7 @@ import torch
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._pool import POOL_SIGNATURE, _pool_kernel, pool_launch  # noqa: F401  (_pool_kernel: TRITON_KERNELS)
 
 __all__ = ["CONFIGS", "avg_pool3d", "avg_pool3d_launch", "avg_pool3d_ref"]
@@ -40,7 +41,7 @@ def avg_pool3d_launch(x: torch.Tensor, kernel_size, stride=None, padding=0, coun
     return pool_launch(x, 3, kernel_size, stride, padding, False, count_include_pad, cfg)
 
 
-@torch.library.custom_op("cudal1::avg_pool3d", mutates_args=())
+@zoo_custom_op("cudal1::avg_pool3d", mutates_args=())
 def _avg_pool3d_op(x: torch.Tensor, kernel_size: list[int], stride: list[int], padding: list[int], count_include_pad: bool = True
              ) -> torch.Tensor:
     if x.is_cuda:
@@ -63,7 +64,7 @@ def avg_pool3d(x: torch.Tensor, kernel_size: int | list[int], stride: int | list
     """Average pooling over the last three dims of ``x`` (N, C, D, H, W) or (C, D, H, W), float32 (Triton on CUDA, the reference on CPU);
     ``stride`` None means the kernel size. ``torch.ops.cudal1.avg_pool3d``."""
     stride = kernel_size if stride is None else stride
-    return torch.ops.cudal1.avg_pool3d(x, _ints(kernel_size), _ints(stride), _ints(padding), count_include_pad)
+    return call("avg_pool3d", x, _ints(kernel_size), _ints(stride), _ints(padding), count_include_pad)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets`` (compiled with the task's window)

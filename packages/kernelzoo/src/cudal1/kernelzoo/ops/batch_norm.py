@@ -16,6 +16,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "batch_norm", "batch_norm_launch", "batch_norm_ref"]
 
@@ -79,7 +80,7 @@ def batch_norm_launch(x: torch.Tensor, running_mean: torch.Tensor, running_var: 
     return y
 
 
-@torch.library.custom_op("cudal1::batch_norm", mutates_args=())
+@zoo_custom_op("cudal1::batch_norm", mutates_args=())
 def _batch_norm_op(x: torch.Tensor, running_mean: torch.Tensor, running_var: torch.Tensor, weight: torch.Tensor,
                    bias: torch.Tensor, eps: float) -> torch.Tensor:
     if x.is_cuda:
@@ -98,7 +99,7 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor, running_var: torch.T
     """Inference-mode batch norm of ``x`` (N, C, *) with per-channel running statistics and affine ``weight``,
     ``bias`` (C,) (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.batch_norm``."""
     _check(x, running_mean, running_var, weight, bias)
-    return torch.ops.cudal1.batch_norm(x, running_mean, running_var, weight, bias, float(eps))
+    return call("batch_norm", x, running_mean, running_var, weight, bias, float(eps))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -18,6 +18,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "bce_with_logits_mean", "bce_with_logits_mean_launch", "bce_with_logits_mean_ref"]
 
@@ -85,7 +86,7 @@ def bce_with_logits_mean_launch(logits: torch.Tensor, targets: torch.Tensor, bia
     return y
 
 
-@torch.library.custom_op("cudal1::bce_with_logits_mean", mutates_args=())
+@zoo_custom_op("cudal1::bce_with_logits_mean", mutates_args=())
 def _bce_op(logits: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     if logits.is_cuda:
         return bce_with_logits_mean_launch(logits, targets, bias)
@@ -101,7 +102,7 @@ def bce_with_logits_mean(logits: torch.Tensor, targets: torch.Tensor, bias: torc
     """Per-row mean BCE-with-logits of float32 ``logits + bias`` against ``targets`` (both (..., N); ``bias``
     (N,) or None); output (...,). Triton on CUDA, the reference on CPU; ``torch.ops.cudal1.bce_with_logits_mean``."""
     _check(logits, targets, bias)
-    return torch.ops.cudal1.bce_with_logits_mean(logits, targets, bias)
+    return call("bce_with_logits_mean", logits, targets, bias)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -19,6 +19,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._fused_norm import ACTIVATIONS, _act, activate
 
 __all__ = ["CONFIGS", "bias_act", "bias_act_", "bias_act_launch", "bias_act_ref"]
@@ -133,7 +134,7 @@ def bias_act_launch(x: torch.Tensor, weight: torch.Tensor | None = None, bias: t
     return out
 
 
-@torch.library.custom_op("cudal1::bias_act", mutates_args=())
+@zoo_custom_op("cudal1::bias_act", mutates_args=())
 def _bias_act_op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
                  residual: torch.Tensor | None, scale: float, activation: str, channel_dim: int) -> torch.Tensor:
     if x.is_cuda:
@@ -146,7 +147,7 @@ def _(x, weight, bias, residual, scale, activation, channel_dim):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@torch.library.custom_op("cudal1::bias_act_", mutates_args=("out",))
+@zoo_custom_op("cudal1::bias_act_", mutates_args=("out",))
 def _bias_act_inplace_op(out: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
                          residual: torch.Tensor | None, scale: float, activation: str, channel_dim: int) -> None:
     if out.is_cuda:
@@ -174,7 +175,7 @@ def bias_act(x: torch.Tensor, weight: torch.Tensor | None = None, bias: torch.Te
     (B, C, ...) with ``channel_dim=1``); ``weight``, ``bias`` (C,), ``residual`` like ``x``, each optional.
     New contiguous output. Triton on CUDA, the reference on CPU; ``torch.ops.cudal1.bias_act``."""
     _check_args(activation, channel_dim)
-    return torch.ops.cudal1.bias_act(x, weight, bias, residual, float(scale), activation, channel_dim)
+    return call("bias_act", x, weight, bias, residual, float(scale), activation, channel_dim)
 
 
 def bias_act_(out: torch.Tensor, weight: torch.Tensor | None = None, bias: torch.Tensor | None = None,
@@ -186,7 +187,7 @@ def bias_act_(out: torch.Tensor, weight: torch.Tensor | None = None, bias: torch
     _check_args(activation, channel_dim)
     if not out.is_contiguous():
         raise ValueError("bias_act_ writes in place: out must be contiguous")
-    torch.ops.cudal1.bias_act_(out, weight, bias, residual, float(scale), activation, channel_dim)
+    call("bias_act_", out, weight, bias, residual, float(scale), activation, channel_dim)
     return out
 
 

@@ -16,6 +16,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._fused_norm import ACTIVATIONS, _act, activate
 
 __all__ = ["CONFIGS", "bias_act_mean", "bias_act_mean_launch", "bias_act_mean_ref"]
@@ -98,7 +99,7 @@ def bias_act_mean_launch(x: torch.Tensor, weight: torch.Tensor | None = None, bi
     return y
 
 
-@torch.library.custom_op("cudal1::bias_act_mean", mutates_args=())
+@zoo_custom_op("cudal1::bias_act_mean", mutates_args=())
 def _op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, activation: str) -> torch.Tensor:
     if x.is_cuda:
         return bias_act_mean_launch(x, weight, bias, activation)
@@ -116,7 +117,7 @@ def bias_act_mean(x: torch.Tensor, weight: torch.Tensor | None = None, bias: tor
     ``bias`` (C,) or None; output (B, C). Triton on CUDA, the reference on CPU;
     ``torch.ops.cudal1.bias_act_mean``."""
     _check(x, weight, bias, activation)
-    return torch.ops.cudal1.bias_act_mean(x, weight, bias, activation)
+    return call("bias_act_mean", x, weight, bias, activation)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -16,6 +16,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "bias_glu", "bias_glu_launch", "bias_glu_ref"]
 
@@ -82,7 +83,7 @@ def bias_glu_launch(x: torch.Tensor, bias: torch.Tensor | None = None, config: d
     return y
 
 
-@torch.library.custom_op("cudal1::bias_glu", mutates_args=())
+@zoo_custom_op("cudal1::bias_glu", mutates_args=())
 def _op(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return bias_glu_launch(x, bias) if x.is_cuda else bias_glu_ref(x, bias).contiguous()
 
@@ -96,7 +97,7 @@ def bias_glu(x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """``glu(x + bias[c], dim=1)`` of float32 ``x`` (B, 2C, ...), ``bias`` (2C,) or None; output (B, C, ...).
     Triton on CUDA, the reference on CPU; ``torch.ops.cudal1.bias_glu``."""
     _check(x, bias)
-    return torch.ops.cudal1.bias_glu(x, bias)
+    return call("bias_glu", x, bias)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -16,6 +16,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "bias_relu_max_pool2d", "bias_relu_max_pool2d_launch", "bias_relu_max_pool2d_ref"]
 
@@ -82,7 +83,7 @@ def bias_relu_max_pool2d_launch(x: torch.Tensor, bias: torch.Tensor | None = Non
     return y
 
 
-@torch.library.custom_op("cudal1::bias_relu_max_pool2d", mutates_args=())
+@zoo_custom_op("cudal1::bias_relu_max_pool2d", mutates_args=())
 def _op(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return bias_relu_max_pool2d_launch(x, bias) if x.is_cuda else bias_relu_max_pool2d_ref(x, bias).contiguous()
 
@@ -96,7 +97,7 @@ def bias_relu_max_pool2d(x: torch.Tensor, bias: torch.Tensor | None = None) -> t
     """``max_pool2d(relu(x + bias[c]), 2)`` of float32 ``x`` (B, C, H, W), ``bias`` (C,) or None; output
     (B, C, H // 2, W // 2). Triton on CUDA, the reference on CPU; ``torch.ops.cudal1.bias_relu_max_pool2d``."""
     _check(x, bias)
-    return torch.ops.cudal1.bias_relu_max_pool2d(x, bias)
+    return call("bias_relu_max_pool2d", x, bias)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -14,6 +14,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block
 
 __all__ = ["CONFIGS", "cosine_embedding_loss", "cosine_embedding_loss_launch", "cosine_embedding_loss_ref"]
@@ -70,7 +71,7 @@ def cosine_embedding_loss_launch(x1: torch.Tensor, x2: torch.Tensor, y: torch.Te
     return out
 
 
-@torch.library.custom_op("cudal1::cosine_embedding_loss", mutates_args=())
+@zoo_custom_op("cudal1::cosine_embedding_loss", mutates_args=())
 def _cosine_embedding_loss_op(x1: torch.Tensor, x2: torch.Tensor, y: torch.Tensor, margin: float) -> torch.Tensor:
     if x1.is_cuda:
         return cosine_embedding_loss_launch(x1, x2, y, margin)
@@ -87,7 +88,7 @@ def cosine_embedding_loss(x1: torch.Tensor, x2: torch.Tensor, y: torch.Tensor, m
     """Per-sample cosine embedding loss of ``x1``, ``x2`` (N, D) with labels ``y`` (N,) -> (N,)
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.cosine_embedding_loss``."""
     _check(x1, x2, y)
-    return torch.ops.cudal1.cosine_embedding_loss(x1, x2, y, float(margin))
+    return call("cosine_embedding_loss", x1, x2, y, float(margin))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, config_for, row_block
 
 __all__ = ["CONFIGS", "cross_entropy_loss", "cross_entropy_loss_launch", "cross_entropy_loss_ref"]
@@ -73,7 +74,7 @@ def cross_entropy_loss_launch(logits: torch.Tensor, targets: torch.Tensor, ignor
     return out
 
 
-@torch.library.custom_op("cudal1::cross_entropy_loss", mutates_args=())
+@zoo_custom_op("cudal1::cross_entropy_loss", mutates_args=())
 def _cross_entropy_loss_op(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int) -> torch.Tensor:
     if logits.is_cuda:
         return cross_entropy_loss_launch(logits, targets, ignore_index)
@@ -89,7 +90,7 @@ def cross_entropy_loss(logits: torch.Tensor, targets: torch.Tensor, ignore_index
     """Per-sample cross-entropy of ``logits`` (N, C) against class indices ``targets`` (N,) -> (N,)
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.cross_entropy_loss``."""
     _check(logits, targets)
-    return torch.ops.cudal1.cross_entropy_loss(logits, targets, int(ignore_index))
+    return call("cross_entropy_loss", logits, targets, int(ignore_index))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

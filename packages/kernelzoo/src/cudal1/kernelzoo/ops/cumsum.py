@@ -19,6 +19,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["MID_CONFIGS", "ROW_CONFIGS", "cumsum", "cumsum_launch", "cumsum_ref"]
 
@@ -103,7 +104,7 @@ def cumsum_launch(x: torch.Tensor, dim: int, row_config: dict | None = None,
     return y
 
 
-@torch.library.custom_op("cudal1::cumsum", mutates_args=())
+@zoo_custom_op("cudal1::cumsum", mutates_args=())
 def _cumsum_op(x: torch.Tensor, dim: int) -> torch.Tensor:
     return cumsum_launch(x, dim) if x.is_cuda else cumsum_ref(x, dim)
 
@@ -116,7 +117,7 @@ def _(x: torch.Tensor, dim: int) -> torch.Tensor:
 def cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     """Inclusive prefix sum of ``x`` along ``dim``; same shape and dtype (Triton on CUDA, the reference on
     CPU); ``torch.ops.cudal1.cumsum``."""
-    return torch.ops.cudal1.cumsum(x, int(dim))
+    return call("cumsum", x, int(dim))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

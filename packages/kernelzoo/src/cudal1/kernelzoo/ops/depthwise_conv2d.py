@@ -18,6 +18,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "depthwise_conv2d", "depthwise_conv2d_launch", "depthwise_conv2d_ref"]
 
@@ -95,7 +96,7 @@ def depthwise_conv2d_launch(x: torch.Tensor, weight: torch.Tensor, bias: torch.T
     return y
 
 
-@torch.library.custom_op("cudal1::depthwise_conv2d", mutates_args=())
+@zoo_custom_op("cudal1::depthwise_conv2d", mutates_args=())
 def _depthwise_conv2d_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: int,
                          padding: int) -> torch.Tensor:
     if x.is_cuda:
@@ -115,7 +116,7 @@ def depthwise_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
                      padding: int = 0) -> torch.Tensor:
     """Depthwise conv of ``x`` (N, C, H, W) with ``weight`` (C, 1, KH, KW) and ``bias`` (C,) or None, float32
     -> (N, C, OH, OW) (Triton on CUDA, cuDNN/CPU reference otherwise); ``torch.ops.cudal1.depthwise_conv2d``."""
-    return torch.ops.cudal1.depthwise_conv2d(x, weight, bias, stride, padding)
+    return call("depthwise_conv2d", x, weight, bias, stride, padding)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets`` (compiled with the task's 3x3, stride 1, padding 1)

@@ -17,6 +17,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "diag_matmul", "diag_matmul_launch", "diag_matmul_ref"]
 
@@ -67,7 +68,7 @@ def diag_matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = N
     return y
 
 
-@torch.library.custom_op("cudal1::diag_matmul", mutates_args=())
+@zoo_custom_op("cudal1::diag_matmul", mutates_args=())
 def _diag_matmul_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return diag_matmul_launch(a, b) if b.is_cuda else diag_matmul_ref(a, b)
 
@@ -81,7 +82,7 @@ def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def diag_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``torch.diag(a) @ b`` for ``a`` (N,), ``b`` (N, M), float32 -> (N, M): a row scaling, one pass over ``b``
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.diag_matmul``."""
-    return torch.ops.cudal1.diag_matmul(a, b)
+    return call("diag_matmul", a, b)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

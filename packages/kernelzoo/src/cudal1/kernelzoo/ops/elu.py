@@ -12,6 +12,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars
 
 __all__ = ["CONFIGS", "elu", "elu_launch", "elu_ref"]
@@ -38,7 +39,7 @@ def elu_launch(x: torch.Tensor, alpha: float = 1.0, config: dict | None = None) 
     return launch_unary_scalars(_elu_kernel, x, (alpha,), config)
 
 
-@torch.library.custom_op("cudal1::elu", mutates_args=())
+@zoo_custom_op("cudal1::elu", mutates_args=())
 def _elu_op(x: torch.Tensor, alpha: float) -> torch.Tensor:
     return elu_launch(x, alpha) if x.is_cuda else elu_ref(x, alpha)
 
@@ -51,7 +52,7 @@ def _(x: torch.Tensor, alpha: float) -> torch.Tensor:
 def elu(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
     """ELU of ``x`` (any shape, float) with slope ``alpha`` for negative inputs; same shape and dtype
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.elu``."""
-    return torch.ops.cudal1.elu(x, float(alpha))
+    return call("elu", x, float(alpha))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

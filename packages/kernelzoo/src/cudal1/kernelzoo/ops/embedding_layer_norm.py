@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._fused_norm import (
     BASE_CONSTEXPRS,
     CONFIGS,
@@ -54,7 +55,7 @@ def embedding_layer_norm_launch(ids: torch.Tensor, tokens: torch.Tensor, positio
                              res_period=max(s, 1), weight=weight, bias=bias, eps=eps, config=config)
 
 
-@torch.library.custom_op("cudal1::embedding_layer_norm", mutates_args=())
+@zoo_custom_op("cudal1::embedding_layer_norm", mutates_args=())
 def _embedding_layer_norm_op(ids: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor, weight: torch.Tensor,
                              bias: torch.Tensor, eps: float) -> torch.Tensor:
     if tokens.is_cuda:
@@ -73,7 +74,7 @@ def embedding_layer_norm(ids: torch.Tensor, tokens: torch.Tensor, positions: tor
     ``positions`` (P >= S, N) and ``weight``, ``bias`` (N,); output float32 (B, S, N). Triton on CUDA, the
     reference on CPU; ``torch.ops.cudal1.embedding_layer_norm``."""
     _check(ids, tokens, positions)
-    return torch.ops.cudal1.embedding_layer_norm(ids, tokens, positions, weight, bias, eps)
+    return call("embedding_layer_norm", ids, tokens, positions, weight, bias, eps)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -22,6 +22,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "group_norm", "group_norm_launch", "group_norm_ref"]
 
@@ -134,7 +135,7 @@ def group_norm_launch(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: 
     return y
 
 
-@torch.library.custom_op("cudal1::group_norm", mutates_args=())
+@zoo_custom_op("cudal1::group_norm", mutates_args=())
 def _group_norm_op(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: torch.Tensor, eps: float
                    ) -> torch.Tensor:
     if x.is_cuda:
@@ -152,7 +153,7 @@ def group_norm(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: torch.T
     """Group norm of ``x`` (N, C, *) over ``groups`` groups with ``weight``, ``bias`` (C,) (Triton on CUDA,
     the reference on CPU); ``torch.ops.cudal1.group_norm``."""
     _check(x, groups, weight, bias)
-    return torch.ops.cudal1.group_norm(x, int(groups), weight, bias, float(eps))
+    return call("group_norm", x, int(groups), weight, bias, float(eps))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out
 
 __all__ = ["CONFIGS", "kl_div_loss", "kl_div_loss_launch", "kl_div_loss_ref"]
@@ -51,7 +52,7 @@ def kl_div_loss_launch(log_q: torch.Tensor, p: torch.Tensor, config: dict | None
     return out
 
 
-@torch.library.custom_op("cudal1::kl_div_loss", mutates_args=())
+@zoo_custom_op("cudal1::kl_div_loss", mutates_args=())
 def _kl_div_loss_op(log_q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     return kl_div_loss_launch(log_q, p) if log_q.is_cuda else kl_div_loss_ref(log_q, p)
 
@@ -65,7 +66,7 @@ def kl_div_loss(log_q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     """Per-sample KL(p || q) from ``log_q`` and ``p`` (..., D), summed over the last dim -> (...)
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.kl_div_loss``."""
     check_rows("kl_div_loss", log_q, p)
-    return torch.ops.cudal1.kl_div_loss(log_q, p)
+    return call("kl_div_loss", log_q, p)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

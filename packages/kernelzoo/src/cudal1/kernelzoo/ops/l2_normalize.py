@@ -14,6 +14,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._rows import row_tile
 
 __all__ = ["CONFIGS", "l2_normalize", "l2_normalize_launch", "l2_normalize_ref"]
@@ -85,7 +86,7 @@ def l2_normalize_launch(x: torch.Tensor, eps: float = 1e-12, config: dict | None
     return y
 
 
-@torch.library.custom_op("cudal1::l2_normalize", mutates_args=())
+@zoo_custom_op("cudal1::l2_normalize", mutates_args=())
 def _l2_normalize_op(x: torch.Tensor, eps: float) -> torch.Tensor:
     return l2_normalize_launch(x, eps) if x.is_cuda else l2_normalize_ref(x, eps)
 
@@ -98,7 +99,7 @@ def _(x: torch.Tensor, eps: float) -> torch.Tensor:
 def l2_normalize(x: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
     """``x / max(||x||_2, eps)`` over the last dimension of ``x`` (..., N); same shape and dtype (Triton on
     CUDA, the reference on CPU); ``torch.ops.cudal1.l2_normalize``."""
-    return torch.ops.cudal1.l2_normalize(x, float(eps))
+    return call("l2_normalize", x, float(eps))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -16,6 +16,7 @@ import triton.language as tl
 from .. import cuda_jit
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
+from ..registry import call, zoo_custom_op
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "layer_norm", "layer_norm_launch", "layer_norm_launch_cuda", "layer_norm_ref"]
@@ -130,7 +131,7 @@ def layer_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, bias: torch.Te
     return row_launch_cuda(_CUDA, x, (weight, bias), (eps,), cfg)
 
 
-@torch.library.custom_op("cudal1::layer_norm", mutates_args=())
+@zoo_custom_op("cudal1::layer_norm", mutates_args=())
 def _layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
     if not x.is_cuda:
         return layer_norm_ref(x, weight, bias, eps)
@@ -147,7 +148,7 @@ def _(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> 
 def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     """Layer norm of ``x`` (..., N) with ``weight``, ``bias`` (N,) (the family's backend on CUDA, the reference on CPU);
     ``torch.ops.cudal1.layer_norm``."""
-    return torch.ops.cudal1.layer_norm(x, weight, bias, eps)
+    return call("layer_norm", x, weight, bias, eps)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]

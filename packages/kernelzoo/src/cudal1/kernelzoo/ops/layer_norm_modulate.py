@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._fused_norm import (
     BASE_CONSTEXPRS,
     CONFIGS,
@@ -49,7 +50,7 @@ def layer_norm_modulate_launch(x: torch.Tensor, shift: torch.Tensor, scale: torc
                              eps=eps, config=config)
 
 
-@torch.library.custom_op("cudal1::layer_norm_modulate", mutates_args=())
+@zoo_custom_op("cudal1::layer_norm_modulate", mutates_args=())
 def _layer_norm_modulate_op(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float) -> torch.Tensor:
     if x.is_cuda:
         return layer_norm_modulate_launch(x, shift, scale, eps)
@@ -66,7 +67,7 @@ def layer_norm_modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tenso
     ``shift``, ``scale`` (B, N); output (B, S, N). Triton on CUDA, the reference on CPU;
     ``torch.ops.cudal1.layer_norm_modulate``."""
     _check(x, shift, scale)
-    return torch.ops.cudal1.layer_norm_modulate(x, shift, scale, eps)
+    return call("layer_norm_modulate", x, shift, scale, eps)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

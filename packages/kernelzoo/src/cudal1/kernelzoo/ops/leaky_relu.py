@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars
 
 __all__ = ["CONFIGS", "leaky_relu", "leaky_relu_launch", "leaky_relu_ref"]
@@ -35,7 +36,7 @@ def leaky_relu_launch(x: torch.Tensor, negative_slope: float = 0.01, config: dic
     return launch_unary_scalars(_leaky_relu_kernel, x, (negative_slope,), config)
 
 
-@torch.library.custom_op("cudal1::leaky_relu", mutates_args=())
+@zoo_custom_op("cudal1::leaky_relu", mutates_args=())
 def _leaky_relu_op(x: torch.Tensor, negative_slope: float) -> torch.Tensor:
     return leaky_relu_launch(x, negative_slope) if x.is_cuda else leaky_relu_ref(x, negative_slope)
 
@@ -48,7 +49,7 @@ def _(x: torch.Tensor, negative_slope: float) -> torch.Tensor:
 def leaky_relu(x: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
     """Leaky ReLU of ``x`` (any shape, float); same shape and dtype (Triton on CUDA, the reference on CPU);
     ``torch.ops.cudal1.leaky_relu``."""
-    return torch.ops.cudal1.leaky_relu(x, float(negative_slope))
+    return call("leaky_relu", x, float(negative_slope))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

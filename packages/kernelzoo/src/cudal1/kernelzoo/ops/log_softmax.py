@@ -13,6 +13,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._rows import row_tile
 
 __all__ = ["CONFIGS", "log_softmax", "log_softmax_launch", "log_softmax_ref"]
@@ -95,7 +96,7 @@ def log_softmax_launch(x: torch.Tensor, config: dict | None = None) -> torch.Ten
     return y
 
 
-@torch.library.custom_op("cudal1::log_softmax", mutates_args=())
+@zoo_custom_op("cudal1::log_softmax", mutates_args=())
 def _log_softmax_op(x: torch.Tensor) -> torch.Tensor:
     return log_softmax_launch(x) if x.is_cuda else log_softmax_ref(x)
 
@@ -108,7 +109,7 @@ def _(x: torch.Tensor) -> torch.Tensor:
 def log_softmax(x: torch.Tensor) -> torch.Tensor:
     """Log-softmax of ``x`` (..., N) over its last dimension; same shape and dtype (Triton on CUDA, the
     reference on CPU); ``torch.ops.cudal1.log_softmax``."""
-    return torch.ops.cudal1.log_softmax(x)
+    return call("log_softmax", x)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

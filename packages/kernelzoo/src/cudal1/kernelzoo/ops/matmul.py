@@ -28,6 +28,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "matmul", "matmul_launch", "matmul_ref"]
 
@@ -146,7 +147,7 @@ def matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) 
     return out if batched else out.squeeze(0)
 
 
-@torch.library.custom_op("cudal1::matmul", mutates_args=())
+@zoo_custom_op("cudal1::matmul", mutates_args=())
 def _matmul_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
         return matmul_ref(a, b).contiguous()
@@ -167,7 +168,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     the reference."""
     if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
         return matmul_ref(a, b)
-    return torch.ops.cudal1.matmul(a, b)
+    return call("matmul", a, b)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

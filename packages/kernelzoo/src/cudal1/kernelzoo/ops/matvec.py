@@ -17,6 +17,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "matvec", "matvec_launch", "matvec_ref"]
 
@@ -81,7 +82,7 @@ def matvec_launch(a: torch.Tensor, x: torch.Tensor, config: dict | None = None) 
     return y if x.dim() == 1 else y.view(m, 1)
 
 
-@torch.library.custom_op("cudal1::matvec", mutates_args=())
+@zoo_custom_op("cudal1::matvec", mutates_args=())
 def _matvec_op(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
         return matvec_ref(a, x).contiguous()
@@ -100,7 +101,7 @@ def matvec(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     reference on CPU)."""
     if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
         return matvec_ref(a, x)
-    return torch.ops.cudal1.matvec(a, x)
+    return call("matvec", a, x)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

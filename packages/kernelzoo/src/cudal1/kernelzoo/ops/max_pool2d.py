@@ -14,6 +14,7 @@ import torch
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._pool import POOL_SIGNATURE, _pool_kernel, pool_launch  # noqa: F401  (_pool_kernel: TRITON_KERNELS)
 
 __all__ = ["CONFIGS", "max_pool2d", "max_pool2d_launch", "max_pool2d_ref"]
@@ -39,7 +40,7 @@ def max_pool2d_launch(x: torch.Tensor, kernel_size, stride=None, padding=0,
     return pool_launch(x, 2, kernel_size, stride, padding, True, True, cfg)
 
 
-@torch.library.custom_op("cudal1::max_pool2d", mutates_args=())
+@zoo_custom_op("cudal1::max_pool2d", mutates_args=())
 def _max_pool2d_op(x: torch.Tensor, kernel_size: list[int], stride: list[int], padding: list[int]
              ) -> torch.Tensor:
     if x.is_cuda:
@@ -61,7 +62,7 @@ def max_pool2d(x: torch.Tensor, kernel_size: int | list[int], stride: int | list
     """Max pooling over the last two dims of ``x`` (N, C, H, W) or (C, H, W), float32 (Triton on CUDA, the reference on CPU);
     ``stride`` None means the kernel size. ``torch.ops.cudal1.max_pool2d``."""
     stride = kernel_size if stride is None else stride
-    return torch.ops.cudal1.max_pool2d(x, _ints(kernel_size), _ints(stride), _ints(padding))
+    return call("max_pool2d", x, _ints(kernel_size), _ints(stride), _ints(padding))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets`` (compiled with the task's window)

@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out
 
 __all__ = ["CONFIGS", "mse_loss", "mse_loss_launch", "mse_loss_ref"]
@@ -51,7 +52,7 @@ def mse_loss_launch(predictions: torch.Tensor, targets: torch.Tensor, config: di
     return out
 
 
-@torch.library.custom_op("cudal1::mse_loss", mutates_args=())
+@zoo_custom_op("cudal1::mse_loss", mutates_args=())
 def _mse_loss_op(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     if predictions.is_cuda:
         return mse_loss_launch(predictions, targets)
@@ -67,7 +68,7 @@ def mse_loss(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Per-sample MSE: mean over the last dim of ``(predictions - targets)**2``; (..., D) -> (...)
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.mse_loss``."""
     check_rows("mse_loss", predictions, targets)
-    return torch.ops.cudal1.mse_loss(predictions, targets)
+    return call("mse_loss", predictions, targets)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

@@ -14,6 +14,7 @@ import triton.language as tl
 from .. import cuda_jit
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
+from ..registry import call, zoo_custom_op
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "rms_norm", "rms_norm_launch", "rms_norm_launch_cuda", "rms_norm_ref"]
@@ -107,7 +108,7 @@ def rms_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-
     return row_launch_cuda(_CUDA, x, (weight,), (eps,), cfg)
 
 
-@torch.library.custom_op("cudal1::rms_norm", mutates_args=())
+@zoo_custom_op("cudal1::rms_norm", mutates_args=())
 def _rms_norm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     if not x.is_cuda:
         return rms_norm_ref(x, weight, eps)
@@ -124,7 +125,7 @@ def _(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """RMS norm of ``x`` (..., N) with ``weight`` (N,) (the family's backend on CUDA, the reference on CPU);
     ``torch.ops.cudal1.rms_norm``."""
-    return torch.ops.cudal1.rms_norm(x, weight, eps)
+    return call("rms_norm", x, weight, eps)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]

@@ -17,6 +17,7 @@ import triton.language as tl
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "rotary", "rotary_launch", "rotary_ref", "rotary_tables"]
 
@@ -85,7 +86,7 @@ def rotary_launch(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, config:
     return y
 
 
-@torch.library.custom_op("cudal1::rotary", mutates_args=())
+@zoo_custom_op("cudal1::rotary", mutates_args=())
 def _rotary_op(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return rotary_launch(x, cos, sin) if x.is_cuda else rotary_ref(x, cos, sin).contiguous()
 
@@ -99,7 +100,7 @@ def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
     """RoPE (rotate-half) of float32 ``x`` (..., S, D) with ``cos``, ``sin`` (S, D/2) (see
     :func:`rotary_tables`); output like ``x``. Triton on CUDA, the reference on CPU; ``torch.ops.cudal1.rotary``."""
     _check(x, cos, sin)
-    return torch.ops.cudal1.rotary(x, cos, sin)
+    return call("rotary", x, cos, sin)
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

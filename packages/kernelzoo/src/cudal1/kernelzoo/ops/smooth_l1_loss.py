@@ -14,6 +14,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out
 
 __all__ = ["CONFIGS", "smooth_l1_loss", "smooth_l1_loss_launch", "smooth_l1_loss_ref"]
@@ -60,7 +61,7 @@ def smooth_l1_loss_launch(predictions: torch.Tensor, targets: torch.Tensor, beta
     return out
 
 
-@torch.library.custom_op("cudal1::smooth_l1_loss", mutates_args=())
+@zoo_custom_op("cudal1::smooth_l1_loss", mutates_args=())
 def _smooth_l1_loss_op(predictions: torch.Tensor, targets: torch.Tensor, beta: float) -> torch.Tensor:
     if predictions.is_cuda:
         return smooth_l1_loss_launch(predictions, targets, beta)
@@ -77,7 +78,7 @@ def smooth_l1_loss(predictions: torch.Tensor, targets: torch.Tensor, beta: float
     the reference on CPU); ``torch.ops.cudal1.smooth_l1_loss``."""
     check_rows("smooth_l1_loss", predictions, targets)
     _check_beta(beta)
-    return torch.ops.cudal1.smooth_l1_loss(predictions, targets, float(beta))
+    return call("smooth_l1_loss", predictions, targets, float(beta))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

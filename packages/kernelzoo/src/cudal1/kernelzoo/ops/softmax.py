@@ -16,6 +16,7 @@ import triton.language as tl
 from .. import cuda_jit
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
+from ..registry import call, zoo_custom_op
 from ._rows import row_tile
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
@@ -144,7 +145,7 @@ def softmax_launch_cuda(x: torch.Tensor, config: dict | None = None) -> torch.Te
     return row_launch_cuda(_CUDA, x, (), (), config or pick(CONFIGS, x.device if x.is_cuda else None))
 
 
-@torch.library.custom_op("cudal1::softmax", mutates_args=())
+@zoo_custom_op("cudal1::softmax", mutates_args=())
 def _softmax_op(x: torch.Tensor) -> torch.Tensor:
     if not x.is_cuda:
         return softmax_ref(x)
@@ -159,7 +160,7 @@ def _(x: torch.Tensor) -> torch.Tensor:
 def softmax(x: torch.Tensor) -> torch.Tensor:
     """Softmax of ``x`` over its last dimension (the family's backend on CUDA, the reference on CPU);
     ``torch.ops.cudal1.softmax``."""
-    return torch.ops.cudal1.softmax(x)
+    return call("softmax", x)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [

@@ -14,6 +14,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars
 
 __all__ = ["CONFIGS", "softplus", "softplus_launch", "softplus_ref"]
@@ -44,7 +45,7 @@ def softplus_launch(x: torch.Tensor, beta: float = 1.0, threshold: float = 20.0,
     return launch_unary_scalars(_softplus_kernel, x, (beta, threshold), config)
 
 
-@torch.library.custom_op("cudal1::softplus", mutates_args=())
+@zoo_custom_op("cudal1::softplus", mutates_args=())
 def _softplus_op(x: torch.Tensor, beta: float, threshold: float) -> torch.Tensor:
     return softplus_launch(x, beta, threshold) if x.is_cuda else softplus_ref(x, beta, threshold)
 
@@ -57,7 +58,7 @@ def _(x: torch.Tensor, beta: float, threshold: float) -> torch.Tensor:
 def softplus(x: torch.Tensor, beta: float = 1.0, threshold: float = 20.0) -> torch.Tensor:
     """Softplus of ``x`` (any shape, float); same shape and dtype (Triton on CUDA, the reference on CPU);
     ``torch.ops.cudal1.softplus``."""
-    return torch.ops.cudal1.softplus(x, float(beta), float(threshold))
+    return call("softplus", x, float(beta), float(threshold))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``

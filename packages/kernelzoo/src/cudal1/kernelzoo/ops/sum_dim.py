@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._reduce import (
     MID_CONFIGS,
     ROW_CONFIGS,
@@ -34,7 +35,7 @@ def sum_dim_launch(x: torch.Tensor, dim: int, keepdim: bool = False, row_config:
     return reduce_dim_launch(x, dim, "sum", keepdim, row_config, mid_config)
 
 
-@torch.library.custom_op("cudal1::sum_dim", mutates_args=())
+@zoo_custom_op("cudal1::sum_dim", mutates_args=())
 def _sum_dim_op(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
     return sum_dim_launch(x, dim, keepdim) if x.is_cuda else sum_dim_ref(x, dim, keepdim)
 
@@ -48,7 +49,7 @@ def _(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
 def sum_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     """Sum of ``x`` over ``dim``; shape ``x.shape`` without ``dim`` (or with it as 1 if
     ``keepdim``), dtype of ``x`` (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.sum_dim``."""
-    return torch.ops.cudal1.sum_dim(x, int(dim), bool(keepdim))
+    return call("sum_dim", x, int(dim), bool(keepdim))
 
 
 _SIG_ROWS = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32", "divisor": "fp32"}

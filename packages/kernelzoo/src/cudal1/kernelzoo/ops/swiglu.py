@@ -13,6 +13,7 @@ import triton.language as tl
 
 from ..arch import pick
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._elementwise import CONFIGS
 
 __all__ = ["CONFIGS", "swiglu", "swiglu_", "swiglu_launch", "swiglu_ref"]
@@ -52,7 +53,7 @@ def swiglu_launch(gate: torch.Tensor, up: torch.Tensor, out: torch.Tensor | None
     return out
 
 
-@torch.library.custom_op("cudal1::swiglu", mutates_args=())
+@zoo_custom_op("cudal1::swiglu", mutates_args=())
 def _swiglu_op(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     return swiglu_launch(gate, up) if gate.is_cuda else swiglu_ref(gate, up).contiguous()
 
@@ -62,7 +63,7 @@ def _(gate, up):
     return torch.empty_like(gate, memory_format=torch.contiguous_format)
 
 
-@torch.library.custom_op("cudal1::swiglu_", mutates_args=("out",))
+@zoo_custom_op("cudal1::swiglu_", mutates_args=("out",))
 def _swiglu_inplace_op(out: torch.Tensor, up: torch.Tensor) -> None:
     if out.is_cuda:
         swiglu_launch(out, up, out=out)
@@ -80,7 +81,7 @@ def swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     reference on CPU; ``torch.ops.cudal1.swiglu``."""
     if gate.shape != up.shape:
         raise ValueError(f"gate and up must have the same shape, got {tuple(gate.shape)} and {tuple(up.shape)}")
-    return torch.ops.cudal1.swiglu(gate, up)
+    return call("swiglu", gate, up)
 
 
 def swiglu_(out: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
@@ -90,7 +91,7 @@ def swiglu_(out: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"out and up must have the same shape, got {tuple(out.shape)} and {tuple(up.shape)}")
     if not out.is_contiguous():
         raise ValueError("swiglu_ writes in place: out must be contiguous")
-    torch.ops.cudal1.swiglu_(out, up)
+    call("swiglu_", out, up)
     return out
 
 

@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block
 
 __all__ = ["CONFIGS", "triplet_margin_loss", "triplet_margin_loss_launch", "triplet_margin_loss_ref"]
@@ -78,7 +79,7 @@ def triplet_margin_loss_launch(anchor: torch.Tensor, positive: torch.Tensor, neg
     return out
 
 
-@torch.library.custom_op("cudal1::triplet_margin_loss", mutates_args=())
+@zoo_custom_op("cudal1::triplet_margin_loss", mutates_args=())
 def _triplet_margin_loss_op(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor, margin: float,
                             eps: float, swap: bool) -> torch.Tensor:
     if anchor.is_cuda:
@@ -97,7 +98,7 @@ def triplet_margin_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: 
     """Per-sample L2 triplet margin loss of ``anchor``, ``positive``, ``negative`` (N, D) -> (N,)
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.triplet_margin_loss``."""
     _check(anchor, positive, negative)
-    return torch.ops.cudal1.triplet_margin_loss(anchor, positive, negative, float(margin), float(eps), bool(swap))
+    return call("triplet_margin_loss", anchor, positive, negative, float(margin), float(eps), bool(swap))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
