@@ -29,7 +29,7 @@ for phase in "$@"; do
       echo "test_gpu baselines rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -5 "$OUT/test_gpu_baselines.txt" ;;
     bench)
       mkdir -p "$OUT/zoo"
-      [ -d .carry/zoo ] && cp -r .carry/zoo/. "$OUT/zoo/"
+      [ -d .carry/zoo ] && [ ! -f "$OUT/zoo/zoo.json" ] && cp -r .carry/zoo/. "$OUT/zoo/"
       timeout "${BENCH_S:-540}" python3 apps/bench_kernelzoo.py --out "$OUT/zoo" --store "$OUT/zoo/zoo.sqlite" \
         ${BENCH_ARGS:-} 2>&1 | tee "$OUT/zoo/bench_log_$(date +%H%M%S).txt" | tail -80
       echo "bench rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt" ;;
