@@ -284,6 +284,8 @@ def render_markdown(data: dict[str, Any]) -> str:
             lines.append(f"| {n} | " + " | ".join(cells) + " |")
         bad = [(n, f, port[n][f].get("reason")) for n in port for f in port[n] if not port[n][f].get("ok")]
         lines += ["", f"Failing variants: {len(bad)}"] + [f"- {n} {f}: {why}" for n, f, why in bad]
+    if data.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in data["notes"]]
     return "\n".join(lines) + "\n"
 
 
@@ -299,9 +301,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-portability", action="store_true")
     ap.add_argument("--report", help="only render the markdown of an existing zoo.json")
     ap.add_argument("--md", help="markdown output path (default OUT/zoo.md)")
+    ap.add_argument("--note", action="append", default=[],
+                    help="with --report: add this line to the JSON's notes (analysis of the figures), repeatable")
     args = ap.parse_args(argv)
     if args.report:
         data = json.loads(Path(args.report).read_text())
+        if args.note:
+            data.setdefault("notes", []).extend(args.note)
+            Path(args.report).write_text(json.dumps(data, indent=1, default=str))
         md = Path(args.md or Path(args.report).with_suffix(".md"))
         md.write_text(render_markdown(data))
         print(f"wrote {md}")
@@ -324,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_kernelzoo: no task or no released solution for {unknown}", file=sys.stderr)
         return 2
     device = torch.device("cuda")
+    exact_fp32()  # every in-process phase runs the references as the harness does: no TF32, no cuDNN autotuning
     data.update(tasks=sorted(set(data.get("tasks", [])) | set(names)), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 levels={n: t.level for n, t in suite.items() if n in available()})
     data["device"] = device_info(device)
