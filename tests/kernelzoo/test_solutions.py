@@ -67,6 +67,7 @@ def cpu_results(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3000)  # the first of these tests sets up the fixture: every solution, one pool, ~10 min on 2 cores
 @pytest.mark.parametrize("name", sorted(RELEASED))
 def test_solution_passes_the_harness_on_cpu(name, cpu_results):
     r = cpu_results.get(name)
