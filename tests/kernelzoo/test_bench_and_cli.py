@@ -53,7 +53,7 @@ def test_unknown_solution_set_is_a_usage_error(capsys):
     with pytest.raises(UsageError, match="installed sets: kernelzoo"):
         resolve_solutions("no-such-set")
     assert main(["--suite", "builtin", "--solutions", "no-such-set"]) == 2
-    assert "no such folder" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err
 
 
 def _rec(task, speedup, ms, flags=(), status="ok", custom=True):

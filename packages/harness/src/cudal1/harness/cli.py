@@ -76,8 +76,9 @@ def resolve_solutions(spec: str) -> tuple[Path, str]:
         if not folder.is_dir():
             raise UsageError(f"solution set {spec} points at {folder}, which is not a folder; reinstall its package")
         return folder, f"solutions:{spec}"
-    known = f"; installed sets: {', '.join(sorted(sets))}" if sets else "; no solution set is installed"
-    raise UsageError(f"--solutions {spec}: no such folder{known}")
+    known = f"installed sets: {', '.join(sorted(sets))}" if sets else "no solution set is installed"
+    raise UsageError(f"--solutions {spec}: the folder {d} does not exist and no installed solution set has that "
+                     f"name ({known})")
 
 
 def load_solutions(folder: str, tasks: list[Task]) -> tuple[list[tuple[Task, Candidate]], list[str]]:

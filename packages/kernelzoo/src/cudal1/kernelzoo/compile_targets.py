@@ -42,7 +42,7 @@ def compile_all() -> list[tuple[str, str, int]]:
 
     out = []
     for mod, spec in triton_kernels():
-        fn = getattr(mod, spec.kernel)
+        fn = getattr(importlib.import_module(spec.defined_in) if spec.defined_in else mod, spec.kernel)
         table = getattr(mod, spec.configs)
         const_names = [fn.arg_names[i] for i, p in enumerate(fn.params) if p.is_constexpr]
         for family, cc in CAPABILITY.items():

@@ -16,12 +16,15 @@ class TritonKernel:
     signature: Triton types of the non-constexpr arguments, e.g. ``{"x_ptr": "*fp32", "n": "i64"}``.
     constexprs: values of constexpr arguments that are not keys of the launch config.
     configs: attribute name of the module's per-family config table.
+    defined_in: dotted name of the module that defines the kernel, when it is not the declaring module
+        (ops sharing the kernels of a private module, e.g. ``_reduce``).
     """
 
     kernel: str
     signature: dict[str, str]
     constexprs: dict[str, Any] = field(default_factory=dict)
     configs: str = "CONFIGS"
+    defined_in: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Sum / mean / max over one dimension of a tensor, shared by :mod:`.sum_dim`, :mod:`.mean_dim` and
-:mod:`.max_dim`.
+"""Sum / mean / max over one dimension of a tensor: the kernels, launcher and op registration shared by
+:mod:`.sum_dim`, :mod:`.mean_dim` and :mod:`.max_dim` (:func:`reduce_op`).
 
 ``x`` (contiguous) is viewed as ``(outer, R, inner)`` with ``R`` the reduced dimension:
 
@@ -19,14 +19,17 @@ propagates NaN (as ``torch.amax``); mean divides the fp32 sum by R.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import triton
 import triton.language as tl
 
 from ..arch import check_table, pick
+from ..kernel_specs import TritonKernel
+from ..registry import call, zoo_custom_op
 
-__all__ = ["MID_CONFIGS", "ROW_CONFIGS", "reduce_dim_launch", "reduced_shape"]
+__all__ = ["MID_CONFIGS", "ROW_CONFIGS", "reduce_dim_launch", "reduce_kernels", "reduce_op", "reduced_shape"]
 
 #: last-dimension reductions: BLOCK_M rows x BLOCK_N columns per step
 ROW_CONFIGS = {
@@ -178,3 +181,45 @@ def _reduce_mid(xc: torch.Tensor, y: torch.Tensor, outer: int, n_red: int, inner
     br2 = min(br, triton.next_power_of_2(split))
     _reduce_mid_kernel[(outer, triton.cdiv(inner, bi), 1)](part, y, split, inner, split, divisor, IS_MAX=is_max,
                                                            BLOCK_R=br2, BLOCK_I=bi, num_warps=warps)
+
+
+_SIG_ROWS = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32", "divisor": "fp32"}
+_SIG_MID = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_red": "i32", "inner": "i32", "r_chunk": "i32", "divisor": "fp32"}
+
+
+def reduce_kernels(kind: str) -> list[TritonKernel]:
+    """The shared kernels as ``kind``'s module declares them for ``compile_targets``."""
+    is_max = kind == "max"
+    return [
+        TritonKernel(_reduce_rows_kernel.__name__, _SIG_ROWS, constexprs={"IS_MAX": is_max}, configs="ROW_CONFIGS",
+                     defined_in=__name__),
+        TritonKernel(_reduce_mid_kernel.__name__, _SIG_MID, constexprs={"IS_MAX": is_max}, configs="MID_CONFIGS",
+                     defined_in=__name__),
+    ]
+
+
+def reduce_op(kind: str, ref: Callable[[torch.Tensor, int, bool], torch.Tensor]
+              ) -> tuple[Callable[..., torch.Tensor], Callable[..., torch.Tensor]]:
+    """(launcher, public function) of the ``<kind>_dim`` op: the launcher runs :func:`reduce_dim_launch`;
+    the public function is ``torch.ops.cudal1.<kind>_dim`` (registered here with a fake implementation for
+    ``torch.compile``, the reference as CPU fallback), called directly in eager mode."""
+    name = f"{kind}_dim"
+
+    def launch(x: torch.Tensor, dim: int, keepdim: bool = False, row_config: dict | None = None,
+               mid_config: dict | None = None) -> torch.Tensor:
+        return reduce_dim_launch(x, dim, kind, keepdim, row_config, mid_config)
+
+    @zoo_custom_op(f"cudal1::{name}", mutates_args=())
+    def op(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
+        return launch(x, dim, keepdim) if x.is_cuda else ref(x, dim, keepdim)
+
+    @op.register_fake
+    def _(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
+        d = dim % max(x.dim(), 1)
+        return x.new_empty(reduced_shape(x.shape, d, keepdim) if x.dim() else ())
+
+    def public(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
+        return call(name, x, int(dim), bool(keepdim))
+
+    launch.__name__, public.__name__ = f"{name}_launch", name
+    return launch, public
