@@ -75,3 +75,21 @@ def test_rejecting_flags_are_the_unambiguous_ones():
 
 def test_unparsable_source_gives_empty_report():
     assert analyse("def (:").flags == ()
+
+
+def test_kernels_of_an_imported_zoo_count_as_the_candidates_own():
+    """A released solution runs the zoo's kernels: importing cudal1.kernelzoo makes their names custom."""
+    import importlib.util
+
+    from cudal1.harness.integrity import classify_kernels
+    from cudal1.harness.static_checks import imported_modules, library_kernels
+
+    if importlib.util.find_spec("cudal1.kernelzoo") is None:
+        pytest.skip("cudal1-kernelzoo is not installed")
+    src = "import torch\nfrom cudal1.kernelzoo.ops.relu import relu\n"
+    assert "cudal1.kernelzoo.ops.relu" in imported_modules(src)
+    names = library_kernels(src)
+    assert "_relu_kernel" in names and "zoo_softmax_f32" in names  # Triton and CUDA C kernels of the zoo
+    assert library_kernels("import torch\n") == []
+    lib, custom = classify_kernels(["_relu_kernel", "void at::native::vectorized_elementwise_kernel<4>"], names)
+    assert custom == ["_relu_kernel"] and len(lib) == 1
