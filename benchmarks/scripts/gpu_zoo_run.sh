@@ -3,12 +3,17 @@
 #   bash benchmarks/scripts/gpu_zoo_run.sh check      # every zoo kernel and config for real on the GPU (pytest)
 #   bash benchmarks/scripts/gpu_zoo_run.sh issue3     # --check-suite on the given tasks, test_gpu baselines
 #   bash benchmarks/scripts/gpu_zoo_run.sh bench      # apps/bench_kernelzoo.py (resumes from .carry/zoo)
+#   bash benchmarks/scripts/gpu_zoo_run.sh tune       # elementwise tasks with autotuning off (eager baseline), then
+#                                                     # on (eager + compile, profile, portability); conv portability
 # Runs with the device machine's python3 and the workspace's src folders on PYTHONPATH; writes under $OUT.
 set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD/packages/harness/src:$PWD/packages/kernelzoo/src PYTHONUNBUFFERED=1
 export TRITON_DEFAULT_FP_FUSION=1
+export CUDAL1_CACHE_DIR="$OUT/autotune"   # the autotune cache (every candidate's time) comes back with the run
+ELEMENTWISE_TASKS=elu,gelu,hardswish,leaky_relu,relu,silu,softplus,tanh
+CONV_TASKS=conv1d,conv2d,conv3d,conv_transpose1d,conv_transpose2d,conv_transpose3d,bn_relu_conv2d,conv2d_bn_relu,conv2d_glu,conv2d_relu_maxpool,conv1x1_bn_silu_avgpool,vit_tiny
 for phase in "$@"; do
   t0=$(date +%s)
   case "$phase" in
@@ -33,6 +38,16 @@ for phase in "$@"; do
       timeout "${BENCH_S:-540}" python3 apps/bench_kernelzoo.py --out "$OUT/zoo" --store "$OUT/zoo/zoo.sqlite" \
         ${BENCH_ARGS:-} 2>&1 | tee "$OUT/zoo/bench_log_$(date +%H%M%S).txt" | tail -80
       echo "bench rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt" ;;
+    tune)
+      CUDAL1_AUTOTUNE=off timeout 150 python3 apps/bench_kernelzoo.py --out "$OUT/zoo_autotune_off" \
+        --tasks "${TUNE_TASKS:-$ELEMENTWISE_TASKS}" --baselines eager --skip-profile --skip-portability 2>&1 | tail -12
+      echo "tune off rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
+      timeout 300 python3 apps/bench_kernelzoo.py --out "$OUT/zoo_autotune_on" \
+        --tasks "${TUNE_TASKS:-$ELEMENTWISE_TASKS}" 2>&1 | tail -30
+      echo "tune on rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
+      timeout 150 python3 apps/bench_kernelzoo.py --out "$OUT/zoo_autotune_on" --tasks "$CONV_TASKS" \
+        --skip-harness --skip-profile 2>&1 | tail -20
+      echo "conv portability rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt" ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done

@@ -5,14 +5,15 @@ in flight per thread, a scalar path for misaligned tensors and a scalar tail."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from string import Template
 from typing import Any
 
 import torch
 import triton
 
-from .. import cuda_jit
+from .. import autotune, cuda_jit
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource
 from ..registry import call, zoo_custom_op
@@ -29,6 +30,30 @@ check_table(CONFIGS, "elementwise")
 
 #: float4 loads each CUDA C thread issues before computing (ZOO_UNROLL in the template)
 ELEMENTWISE_UNROLL = 4
+
+#: what cudal1.kernelzoo.autotune times for an elementwise op on a new input class (dtype, numel bucket,
+#: 16-byte alignment): Triton (BLOCK, num_warps) and, for float32 ops with CUDA C, CUDA C threads per block
+TRITON_CANDIDATES: tuple[dict[str, Any], ...] = tuple(
+    {"backend": "triton", "BLOCK": b, "num_warps": w}
+    for b, w in ((1024, 4), (2048, 4), (2048, 8), (4096, 4), (4096, 8), (8192, 8), (8192, 16)))
+CUDA_CANDIDATES: tuple[dict[str, Any], ...] = tuple({"backend": "cuda", "cuda_threads": t} for t in (128, 256, 512))
+
+
+def elementwise_config(name: str, x: torch.Tensor, table: Mapping[str, dict], run: Callable[[Mapping], Any], *,
+                       has_cuda: bool) -> Mapping[str, Any]:
+    """The config an elementwise op runs on CUDA tensor ``x``: the autotuned winner among
+    :data:`TRITON_CANDIDATES` (+ :data:`CUDA_CANDIDATES` where ``has_cuda`` and CuPy imports) for ``x``'s
+    input class, or the family's ``table`` entry (autotune off, or ``$CUDAL1_ARCH`` forced). A
+    ``$CUDAL1_BACKEND`` choice limits the candidates to that backend. ``run(config)`` launches the op once."""
+    backend = cuda_jit.choose_backend(table, x.device, has_cuda=has_cuda)
+    default = dict(pick(table, x.device), backend=backend)
+    forced = os.environ.get(cuda_jit.BACKEND_ENV)
+    cuda_ok = has_cuda and cuda_jit.cupy_available()
+    candidates: Sequence[Mapping[str, Any]] = (
+        (TRITON_CANDIDATES if forced != "cuda" or not cuda_ok else ())
+        + (CUDA_CANDIDATES if cuda_ok and forced != "triton" else ()))
+    key = (str(x.dtype).removeprefix("torch."), autotune.numel_bucket(x.numel()), x.data_ptr() % 16 == 0)
+    return autotune.tuned(name, key, candidates, run, default, x.device)
 
 
 def op_configs(backend: str = "triton") -> dict[str, dict[str, Any]]:
@@ -126,14 +151,15 @@ def launch_unary_cuda(source: CudaSource, x: torch.Tensor, config: dict | None =
 
 
 def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor], *,
-             cuda_launch: Callable[[torch.Tensor], torch.Tensor] | None = None,
+             cuda_launch: Callable[..., torch.Tensor] | None = None,
              table: Mapping[str, dict] | None = None,
              ) -> tuple[Callable[..., torch.Tensor], Callable[[torch.Tensor], torch.Tensor]]:
     """(launcher, public function) of an elementwise op: the launcher runs ``kernel`` through
     :func:`launch_unary`; the public function is ``torch.ops.cudal1.<name>``, registered here with a fake
-    implementation for ``torch.compile`` and the reference as CPU fallback. With ``cuda_launch`` (the op's
-    CUDA C launcher), CUDA inputs run it where :func:`cuda_jit.use_cuda` says so for ``table`` (the op's
-    config table, default :data:`CONFIGS`), else the Triton kernel."""
+    implementation for ``torch.compile`` and the reference as CPU fallback. CUDA inputs run the config
+    :func:`elementwise_config` picks (autotuned, or ``table``'s entry: the op's config table, default
+    :data:`CONFIGS`); with ``cuda_launch`` (the op's CUDA C launcher, ``cuda_launch(x, config)``) the CUDA C
+    kernel is among the choices for float32 inputs."""
     configs = table or CONFIGS
 
     def launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
@@ -143,9 +169,14 @@ def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor]
     def op(x: torch.Tensor) -> torch.Tensor:
         if not x.is_cuda:
             return ref(x)
-        if cuda_launch is not None and cuda_jit.use_cuda(configs, x):
-            return cuda_launch(x)
-        return launch(x)
+        has_cuda = cuda_launch is not None and x.dtype == torch.float32
+
+        def run(cfg: Mapping) -> torch.Tensor:
+            if cfg.get("backend") == "cuda" and has_cuda:
+                return cuda_launch(x, cfg)
+            return launch(x, cfg)
+
+        return run(elementwise_config(name, x, configs, run, has_cuda=has_cuda))
 
     @op.register_fake
     def _(x: torch.Tensor) -> torch.Tensor:

@@ -11,9 +11,9 @@ import torch
 import triton
 
 from ..arch import pick
-from ._elementwise import CONFIGS
+from ._elementwise import CONFIGS, elementwise_config
 
-__all__ = ["CONFIGS", "launch_unary_scalars"]
+__all__ = ["CONFIGS", "launch_unary_scalars", "tuned_unary_scalars"]
 
 
 def launch_unary_scalars(kernel: Any, x: torch.Tensor, scalars: tuple[float, ...],
@@ -30,3 +30,13 @@ def launch_unary_scalars(kernel: Any, x: torch.Tensor, scalars: tuple[float, ...
         kernel[(triton.cdiv(n, cfg["BLOCK"]),)](xc, y, n, *(float(s) for s in scalars), BLOCK=cfg["BLOCK"],
                                                 num_warps=cfg["num_warps"])
     return y
+
+
+def tuned_unary_scalars(name: str, kernel: Any, x: torch.Tensor, scalars: tuple[float, ...]) -> torch.Tensor:
+    """:func:`launch_unary_scalars` on a CUDA tensor with the config
+    :func:`~._elementwise.elementwise_config` picks for op ``name`` (autotuned, or the family's entry)."""
+
+    def run(cfg: Any) -> torch.Tensor:
+        return launch_unary_scalars(kernel, x, scalars, cfg)
+
+    return run(elementwise_config(name, x, CONFIGS, run, has_cuda=False))

@@ -13,7 +13,7 @@ import triton.language as tl
 
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
-from ._elementwise_scalar import CONFIGS, launch_unary_scalars
+from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars
 
 __all__ = ["CONFIGS", "elu", "elu_launch", "elu_ref"]
 
@@ -41,7 +41,7 @@ def elu_launch(x: torch.Tensor, alpha: float = 1.0, config: dict | None = None) 
 
 @zoo_custom_op("cudal1::elu", mutates_args=())
 def _elu_op(x: torch.Tensor, alpha: float) -> torch.Tensor:
-    return elu_launch(x, alpha) if x.is_cuda else elu_ref(x, alpha)
+    return tuned_unary_scalars("elu", _elu_kernel, x, (alpha,)) if x.is_cuda else elu_ref(x, alpha)
 
 
 @_elu_op.register_fake

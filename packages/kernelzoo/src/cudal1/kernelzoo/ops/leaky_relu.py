@@ -12,7 +12,7 @@ import triton.language as tl
 
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
-from ._elementwise_scalar import CONFIGS, launch_unary_scalars
+from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars
 
 __all__ = ["CONFIGS", "leaky_relu", "leaky_relu_launch", "leaky_relu_ref"]
 
@@ -38,7 +38,8 @@ def leaky_relu_launch(x: torch.Tensor, negative_slope: float = 0.01, config: dic
 
 @zoo_custom_op("cudal1::leaky_relu", mutates_args=())
 def _leaky_relu_op(x: torch.Tensor, negative_slope: float) -> torch.Tensor:
-    return leaky_relu_launch(x, negative_slope) if x.is_cuda else leaky_relu_ref(x, negative_slope)
+    return (tuned_unary_scalars("leaky_relu", _leaky_relu_kernel, x, (negative_slope,)) if x.is_cuda
+            else leaky_relu_ref(x, negative_slope))
 
 
 @_leaky_relu_op.register_fake

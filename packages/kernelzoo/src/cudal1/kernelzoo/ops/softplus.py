@@ -15,7 +15,7 @@ import triton.language as tl
 
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
-from ._elementwise_scalar import CONFIGS, launch_unary_scalars
+from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars
 
 __all__ = ["CONFIGS", "softplus", "softplus_launch", "softplus_ref"]
 
@@ -47,7 +47,8 @@ def softplus_launch(x: torch.Tensor, beta: float = 1.0, threshold: float = 20.0,
 
 @zoo_custom_op("cudal1::softplus", mutates_args=())
 def _softplus_op(x: torch.Tensor, beta: float, threshold: float) -> torch.Tensor:
-    return softplus_launch(x, beta, threshold) if x.is_cuda else softplus_ref(x, beta, threshold)
+    return (tuned_unary_scalars("softplus", _softplus_kernel, x, (beta, threshold)) if x.is_cuda
+            else softplus_ref(x, beta, threshold))
 
 
 @_softplus_op.register_fake
