@@ -20,7 +20,7 @@ MS = {1024: 3.0, 2048: 1.0, 4096: 2.0}
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv(autotune.CACHE_ENV, str(tmp_path / "cache"))
-    monkeypatch.delenv(autotune.ENV, raising=False)
+    monkeypatch.setenv(autotune.ENV, "on")
     monkeypatch.delenv(ARCH_ENV, raising=False)
     autotune.clear_memory()
     yield
@@ -136,6 +136,16 @@ def test_tuned_gives_default_off_cuda_when_off_or_arch_forced(monkeypatch):
     assert autotune.tuned("relu", ("float32", 1024), CANDIDATES, clock.run, DEFAULT, torch.device("cuda", 0),
                           timer=clock) is DEFAULT
     assert clock.calls == 0
+
+
+def test_default_mode_uses_cached_winners_but_never_times(monkeypatch):
+    clock = Clock()
+    autotune.choose("k", CANDIDATES, clock.run, DEFAULT, timer=clock)
+    monkeypatch.delenv(autotune.ENV)
+    assert autotune.mode() == "cache"
+    assert autotune.choose("k", CANDIDATES, clock.run, DEFAULT, timer=clock) is CANDIDATES[1]
+    assert autotune.choose("new", CANDIDATES, clock.run, DEFAULT, timer=clock) is DEFAULT
+    assert clock.calls == 3
 
 
 def test_bad_mode_says_what_is_allowed(monkeypatch):
