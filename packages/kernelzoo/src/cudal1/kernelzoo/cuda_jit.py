@@ -112,6 +112,26 @@ _KERNELS: dict[tuple, Any] = {}
 _STREAMS: dict[tuple[int, int], Any] = {}
 
 
+class _StreamHandle:
+    """A raw ``cudaStream_t`` (int) speaking the CUDA stream protocol (``__cuda_stream__``), for CuPy."""
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return (0, self.handle)
+
+
+def _external_stream(cupy: ModuleType, handle: int, device_index: int) -> Any:
+    """A CuPy stream object for PyTorch's stream ``handle`` on ``device_index``: ``Stream.from_external``
+    where CuPy has it (``ExternalStream`` is deprecated there), ``ExternalStream`` on older CuPy."""
+    from_external = getattr(cupy.cuda.Stream, "from_external", None)
+    if from_external is not None:
+        with cupy.cuda.Device(device_index):
+            return from_external(_StreamHandle(handle))
+    return cupy.cuda.ExternalStream(handle, device_index)
+
+
 def get_kernel(source: CudaSource, kernel: str, device_index: int,
                options: Sequence[str] = DEFAULT_OPTIONS) -> Any:
     """The ``cupy.RawKernel`` ``kernel`` of ``source`` for CUDA device ``device_index``, compiled by NVRTC on
@@ -183,6 +203,6 @@ def launch(source: CudaSource, kernel: str, grid: tuple[int, ...], block: tuple[
     torch_stream = torch.cuda.current_stream(index).cuda_stream
     stream = _STREAMS.get((index, torch_stream))
     if stream is None:
-        stream = _STREAMS[(index, torch_stream)] = cupy.cuda.ExternalStream(torch_stream, index)
+        stream = _STREAMS[(index, torch_stream)] = _external_stream(cupy, torch_stream, index)
     with cupy.cuda.Device(index), stream:
         fn(tuple(grid), tuple(block), cargs, shared_mem=shared_mem)
