@@ -257,7 +257,12 @@ class FakeCupy:
                 return lambda grid, block, args, shared_mem=0: fake.launches.append((name, grid, block, args))
 
         self.RawModule = RawModule
-        self.cuda = SimpleNamespace(Device=Ctx, ExternalStream=Ctx)
+        class Stream:
+            @staticmethod
+            def from_external(obj):
+                return Ctx("from_external", obj.__cuda_stream__())
+
+        self.cuda = SimpleNamespace(Device=Ctx, ExternalStream=Ctx, Stream=Stream)
 
 
 @pytest.fixture
@@ -359,11 +364,23 @@ def test_modules_compile_once_per_key_and_launch_on_torchs_stream(monkeypatch, f
     name, grid, block, args = fake_cupy.launches[-1]
     assert (name, grid, block) == (src.kernels[0], (1,), (256,)) and len(fake_cupy.launches) == 3
     assert type(args[0]) is np.uint64 and int(args[0]) == x.data_ptr()
-    assert (4242, 0) in fake_cupy.devices  # ExternalStream(torch's stream, device 0) entered
+    # torch's stream entered through the CUDA stream protocol (CuPy's Stream.from_external)
+    assert ("from_external", (0, 4242)) in fake_cupy.devices
     cuda_jit.get_kernel(src, src.kernels[0], 1)  # another device: another module
     assert len(fake_cupy.modules) == 2
     with pytest.raises(KeyError, match="declares kernels"):
         cuda_jit.get_kernel(src, "zoo_nope", 0)
+
+
+def test_older_cupy_without_from_external_gets_external_stream(monkeypatch, fake_cupy):
+    from cudal1.kernelzoo.ops import relu
+
+    del fake_cupy.cuda.Stream
+    src = relu.CUDA_SOURCES[0]
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda index=None: SimpleNamespace(cuda_stream=77))
+    x = torch.randn(8)
+    cuda_jit.launch(src, src.kernels[0], (1,), (32,), (x, x, cuda_jit.i64(8), cuda_jit.i32(1)), torch.device("cuda", 0))
+    assert (77, 0) in fake_cupy.devices  # ExternalStream(torch's stream, device 0) entered
 
 
 def test_kernel_args_refuse_python_numbers():

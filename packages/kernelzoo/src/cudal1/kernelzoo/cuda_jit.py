@@ -125,7 +125,7 @@ class _StreamHandle:
 def _external_stream(cupy: ModuleType, handle: int, device_index: int) -> Any:
     """A CuPy stream object for PyTorch's stream ``handle`` on ``device_index``: ``Stream.from_external``
     where CuPy has it (``ExternalStream`` is deprecated there), ``ExternalStream`` on older CuPy."""
-    from_external = getattr(cupy.cuda.Stream, "from_external", None)
+    from_external = getattr(getattr(cupy.cuda, "Stream", None), "from_external", None)
     if from_external is not None:
         with cupy.cuda.Device(device_index):
             return from_external(_StreamHandle(handle))
