@@ -1,17 +1,51 @@
-"""cudal1's main job: contrastive GRPO training of a CUDA-optimizing policy.
+"""cudal1's main job: train a CUDA-optimizing policy (stage-1 SFT on the seed data, then contrastive GRPO
+with harness rewards) from a recipe in apps/configs/.
 
-Not built yet (issue 6). Until then this script says so plainly and exits: it trains nothing.
+    uv run apps/train_grpo.py                                  # the default recipe (CPU or GPU)
+    uv run apps/train_grpo.py --recipe default grpo.rounds=3 policy.lora=true
+    uv run apps/train_grpo.py --resume runs/20261122-170000    # continue an interrupted run
+
+Writes runs/<timestamp>/ (config.yaml, metrics.jsonl, results.sqlite, checkpoint/, summary.md) and prints
+the summary. Multi-GPU: see the README (accelerate launch with a deepspeed ZeRO config).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
-def main() -> int:
-    print("cudal1 train_grpo: policy training (SFT -> self-training -> contrastive GRPO) is not built yet "
-          "(issue 6). Nothing was trained.")
-    print("What exists: the evaluation harness. Try:  uv run cudal1-eval --suite builtin --list")
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--recipe", default="default", help="recipe name in apps/configs/ or a YAML path")
+    ap.add_argument("--resume", help="a run folder to continue (its config.yaml is used; overrides still apply)")
+    ap.add_argument("--output-dir", help="where run folders go (default: the recipe's output_dir)")
+    ap.add_argument("overrides", nargs="*", help="section.key=value overrides, e.g. grpo.rounds=3")
+    args = ap.parse_args(argv)
+
+    from cudal1.policy.pipeline import train
+    from cudal1.policy.recipe import RecipeError, load_recipe
+    from cudal1.policy.run_log import RunDir
+
+    try:
+        if args.resume:
+            run = RunDir(args.resume)
+            if not (run.path / "config.yaml").is_file():
+                print(f"train_grpo: {run.path} has no config.yaml: not a run folder", file=sys.stderr)
+                return 2
+            recipe = load_recipe(str(run.path / "config.yaml"), args.overrides)
+        else:
+            recipe = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
+            run = RunDir.new(args.output_dir or recipe.output_dir)
+    except RecipeError as e:
+        print(f"train_grpo: {e}", file=sys.stderr)
+        return 2
+    print(f"cudal1 train_grpo: recipe {recipe.name}, run folder {run.path}", flush=True)
+    train(recipe, run, log=lambda msg: print(msg, flush=True))
+    print((run.path / "summary.md").read_text(), flush=True)
     return 0
 
 

@@ -1,0 +1,144 @@
+"""Stage 3: contrastive GRPO with trl's GRPOTrainer, round by round.
+
+Each round rebuilds its prompts from the results store (cudal1.policy.contrastive: exemplars drawn by score
+bucket from everything measured so far, this run's earlier rounds included), trains ``steps_per_round``
+optimizer steps (one prompt x ``num_generations`` completions per step, rewarded by
+cudal1.policy.rewarding.HarnessReward), then saves the policy to the run's checkpoint and records the round
+in state.json, so an interrupted run resumes at the next round.
+
+Every step is logged to metrics.jsonl with its time split: generation (the trainer's ``_generate``), reward
+evaluation (the reward function's wall time) and optimisation (the rest of the step), in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from typing import Any
+
+import torch
+
+from .contrastive import build_prompt_rows
+from .loading import is_peft
+from .recipe import Recipe
+from .rewarding import HarnessReward
+from .run_log import RunDir, peak_rss_gib
+
+__all__ = ["run_grpo"]
+
+
+def _trainer_class() -> type:
+    from trl import GRPOTrainer
+
+    class TimedGRPOTrainer(GRPOTrainer):
+        """GRPOTrainer that adds up the seconds spent generating completions."""
+
+        generation_s = 0.0
+
+        def _generate(self, prompts: list) -> Any:
+            t0 = time.monotonic()
+            try:
+                return super()._generate(prompts)
+            finally:
+                self.generation_s += time.monotonic() - t0
+
+    return TimedGRPOTrainer
+
+
+def _step_logger(run: RunDir, reward: HarnessReward, round_index: int) -> Any:
+    from transformers import TrainerCallback
+
+    class StepLog(TrainerCallback):
+        def __init__(self) -> None:
+            self.trainer: Any = None
+            self.t0 = 0.0
+            self.gen0 = 0.0
+            self.hist0 = 0
+            self.last_logs: dict[str, Any] = {}
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t0 = time.monotonic()
+            self.gen0 = self.trainer.generation_s if self.trainer else 0.0
+            self.hist0 = len(reward.history)
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
+            self.last_logs = dict(logs or {})
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            step_s = time.monotonic() - self.t0
+            gen_s = (self.trainer.generation_s if self.trainer else 0.0) - self.gen0
+            calls = reward.history[self.hist0:]
+            reward_s = sum(c["reward_eval_s"] for c in calls)
+            figures: dict[str, Any] = {}
+            for key in ("format_rate", "code_rate", "compile_rate", "correct_rate", "reward_mean"):
+                vals = [c[key] for c in calls if isinstance(c.get(key), float) and math.isfinite(c[key])]
+                figures[key] = sum(vals) / len(vals) if vals else None
+            sp = [c["mean_speedup"] for c in calls if math.isfinite(c.get("mean_speedup", float("nan")))]
+            figures["mean_speedup"] = sum(sp) / len(sp) if sp else None
+            best = [c["best_speedup"] for c in calls if math.isfinite(c.get("best_speedup", float("nan")))]
+            figures["best_speedup"] = max(best) if best else None
+            flags: dict[str, int] = {}
+            statuses: dict[str, int] = {}
+            for c in calls:
+                for k, v in c.items():
+                    if k.startswith("flags/"):
+                        flags[k[6:]] = flags.get(k[6:], 0) + int(v)
+                for k, v in c.get("statuses", {}).items():
+                    statuses[k] = statuses.get(k, 0) + int(v)
+            loss = self.last_logs.get("loss")
+            run.log("grpo_step", round=round_index, step=int(state.global_step), step_s=step_s, generation_s=gen_s,
+                    reward_s=reward_s, optimisation_s=max(0.0, step_s - gen_s - reward_s), loss=loss,
+                    completions=sum(c["completions"] for c in calls), statuses=statuses, flags=flags,
+                    peak_rss_gib=peak_rss_gib(), **figures)
+
+    return StepLog()
+
+
+def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any, reward: HarnessReward, run: RunDir,
+             *, peft_config: Any = None, start_round: int = 0) -> Any:
+    """Train ``recipe.grpo.rounds`` rounds from ``start_round``; returns the trained model (saved to the run's
+    checkpoint after every round)."""
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    g = recipe.grpo
+    rng = random.Random(recipe.seed + 7919 * start_round)
+    cuda = torch.cuda.is_available()
+
+    def count_tokens(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    trainer_cls = _trainer_class()
+    reward.group_size = g.num_generations
+    for r in range(start_round, g.rounds):
+        per_task = max(1, math.ceil(g.steps_per_round / max(1, len(tasks))))
+        rows = build_prompt_rows(store, tasks, n=g.exemplars, tau=g.tau, bucket_width=g.bucket_width, rng=rng,
+                                 count_tokens=count_tokens, max_tokens=g.prompt_budget_tokens, per_task=per_task)
+        rng.shuffle(rows)
+        rows = rows[: g.steps_per_round]
+        run.log("grpo_round_prompts", round=r, prompts=len(rows), tasks=[x["task"] for x in rows],
+                exemplars=[x["exemplars"] for x in rows])
+        args = GRPOConfig(
+            output_dir=str(run.path / "trainer" / f"grpo-round{r}"), per_device_train_batch_size=g.num_generations,
+            gradient_accumulation_steps=1, num_generations=g.num_generations, max_completion_length=g.max_completion_length,
+            temperature=g.temperature, top_p=g.top_p, learning_rate=g.learning_rate, beta=g.beta,
+            max_steps=len(rows), logging_steps=1, save_strategy="no", report_to=recipe.report_to,
+            seed=recipe.seed + r, use_cpu=not cuda, shuffle_dataset=False, use_vllm=g.use_vllm,
+            vllm_mode=g.vllm_mode, gradient_checkpointing=recipe.policy.gradient_checkpointing,
+            bf16=cuda and next(model.parameters()).dtype == torch.bfloat16,
+        )
+        callback = _step_logger(run, reward, r)
+        trainer = trainer_cls(model=model, reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows),
+                              processing_class=tokenizer, callbacks=[callback],
+                              peft_config=None if is_peft(model) else peft_config)
+        callback.trainer = trainer
+        t0 = time.monotonic()
+        trainer.train()
+        model = trainer.model
+        model.save_pretrained(str(run.checkpoint))
+        tokenizer.save_pretrained(str(run.checkpoint))
+        run.save_state(stage="grpo", grpo_rounds_done=r + 1)
+        run.log("grpo_round", round=r, seconds=time.monotonic() - t0, steps=len(rows),
+                best=dict(reward.best), peak_rss_gib=peak_rss_gib())
+    return model

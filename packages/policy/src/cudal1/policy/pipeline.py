@@ -1,0 +1,187 @@
+"""The main job end to end: stage-1 SFT on the seed (and collected) data, then contrastive GRPO with harness
+rewards; the run folder holds everything (see cudal1.policy.run_log). ``apps/train_grpo.py`` calls
+:func:`train`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Any
+
+import torch
+
+from cudal1.harness import EvalConfig, ResultStore
+from cudal1.rewards import HackStore, RewardChecker, RewardConfig
+
+from .grpo import run_grpo
+from .loading import is_peft, load_policy
+from .recipe import EvalSection, Recipe
+from .rewarding import HarnessReward
+from .run_log import RunDir, peak_rss_gib
+from .seed_data import read_jsonl, seed_examples
+from .sft import run_sft
+from .tasks import select_tasks
+
+__all__ = ["eval_config", "summary_markdown", "train", "training_examples"]
+
+
+def eval_config(section: EvalSection) -> EvalConfig:
+    """The harness EvalConfig of a recipe's eval section (device ``auto`` -> cuda when visible)."""
+    device = section.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    kw: dict[str, Any] = dict(device=device, baseline=section.baseline, trials=section.trials,
+                              time_budget_s=section.time_budget_s, min_rounds=section.min_rounds,
+                              max_rounds=section.max_rounds, attempts=section.attempts, cpu_threads=section.cpu_threads)
+    if section.compile_timeout_s is not None:
+        kw["compile_timeout_s"] = section.compile_timeout_s
+    if section.run_timeout_s is not None:
+        kw["run_timeout_s"] = section.run_timeout_s
+    return EvalConfig(**kw)
+
+
+def training_examples(recipe: Recipe, tasks: list) -> list[dict[str, Any]]:
+    """Stage-1 examples: the seed data (released solutions of installed solution sets + references as
+    ModelNew) for the recipe's tasks, then every JSONL file of ``sft.data``."""
+    out: list[dict[str, Any]] = []
+    if recipe.sft.seed_data:
+        from cudal1.harness.cli import load_solutions, solution_sets
+
+        pairs: list = []
+        for name in sorted(solution_sets()):
+            pairs += load_solutions(name, tasks)[0]
+        out += seed_examples(tasks, pairs)
+    for path in recipe.sft.data:
+        out += read_jsonl(path)
+    return out
+
+
+def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:
+    from .evaluators import make_evaluator
+
+    return make_evaluator(cfg, ray_address=recipe.eval.ray_address, store=store)
+
+
+def _judge(spec: str | None) -> Any:
+    if not spec:
+        return None
+    from .backends.base import SamplingParams
+    from .backends.factory import make_backend
+
+    backend = make_backend(spec)
+    params = SamplingParams(max_new_tokens=512, temperature=0.0)
+    return lambda prompt: backend.generate([[{"role": "user", "content": prompt}]], params)[0][0]
+
+
+def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
+    """Run (or resume) the recipe in ``run``; returns the summary figures (also in summary.md)."""
+    t0 = time.monotonic()
+    state = run.state()
+    (run.path / "config.yaml").write_text(recipe.to_yaml())
+    torch.manual_seed(recipe.seed)
+    tasks = select_tasks(recipe.tasks.suite, recipe.tasks.names, recipe.tasks.sizes)
+    cfg = eval_config(recipe.eval)
+    store = ResultStore(run.store_path)
+    resume = run.checkpoint if (run.checkpoint / "config.json").exists() or (run.checkpoint / "adapter_config.json").exists() else None
+    model, tok, peft_config = load_policy(recipe.policy, seed=recipe.seed, checkpoint=resume)
+    log(f"policy {recipe.policy.model} ({sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters)"
+        f"{' resumed from ' + str(resume) if resume else ''}; tasks: {', '.join(t.name for t in tasks)}; "
+        f"harness on {cfg.device}")
+    run.log("start", recipe=recipe.name, tasks=[t.name for t in tasks], device=cfg.device, resumed=bool(resume),
+            torch=torch.__version__)
+    if recipe.sft.enabled and not state.get("sft_done"):
+        examples = training_examples(recipe, tasks)
+        log(f"stage 1: SFT on {len(examples)} examples")
+        model, figures = run_sft(model, tok, examples, recipe.sft, run.path / "trainer" / "sft", seed=recipe.seed,
+                                 report_to=recipe.report_to, peft_config=None if is_peft(model) else peft_config)
+        model.save_pretrained(str(run.checkpoint))
+        tok.save_pretrained(str(run.checkpoint))
+        run.save_state(sft_done=True)
+        run.log("sft", peak_rss_gib=peak_rss_gib(), **figures)
+        log(f"stage 1 done: {figures['steps']} steps, loss {figures['train_loss']:.3f}, {figures['seconds']:.0f} s")
+    checker = RewardChecker(HackStore(run.path / "hacks.sqlite"), judge=_judge(recipe.reward.judge))
+    rc = recipe.reward
+    reward_config = RewardConfig(compile_error=rc.compile_error, runtime_error=rc.runtime_error, incorrect=rc.incorrect,
+                                 rejected=rc.rejected, timeout=rc.timeout, mode=rc.mode, cap=rc.cap,
+                                 flag_penalties=rc.flag_penalties)
+    evaluator = _make_evaluator(recipe, cfg, store)
+    try:
+        reward = HarnessReward(tasks={t.name: t for t in tasks}, evaluate=evaluator.evaluate, eval_config=cfg,
+                               store=store, config=reward_config, no_code=rc.no_code, format_penalty=rc.format_penalty,
+                               checker=checker, smoothing=rc.group_smoothing, run=run.path.name)
+        start = int(state.get("grpo_rounds_done", 0))
+        if start < recipe.grpo.rounds:
+            log(f"stage 3: contrastive GRPO, rounds {start + 1}..{recipe.grpo.rounds}, "
+                f"{recipe.grpo.steps_per_round} steps x {recipe.grpo.num_generations} completions each")
+            run_grpo(model, tok, recipe, tasks, store, reward, run, peft_config=None if is_peft(model) else peft_config,
+                     start_round=start)
+    finally:
+        evaluator.close()
+    figures = summarize_run(run, store, time.monotonic() - t0)
+    (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))
+    run.log("done", **{k: v for k, v in figures.items() if k != "steps"})
+    store.close()
+    return figures
+
+
+def _mean(xs: list) -> float:
+    xs = [x for x in xs if isinstance(x, (int, float)) and math.isfinite(x)]
+    return statistics.fmean(xs) if xs else float("nan")
+
+
+def summarize_run(run: RunDir, store: ResultStore, seconds: float) -> dict[str, Any]:
+    """Figures of a run from its metrics.jsonl and results store."""
+    steps = run.events("grpo_step")
+    results = store.results(run=run.path.name)
+    ok = [r for r in results if r.ok and r.speedup is not None]
+    best: dict[str, float] = {}
+    for r in ok:
+        best[r.task] = max(best.get(r.task, 0.0), r.speedup or 0.0)
+    statuses: dict[str, int] = {}
+    for r in results:
+        statuses[r.status] = statuses.get(r.status, 0) + 1
+    step_s = _mean([s["step_s"] for s in steps])
+    reward_s = _mean([s["reward_s"] for s in steps])
+    return {
+        "seconds": seconds, "grpo_steps": len(steps), "evaluated": len(results), "statuses": statuses,
+        "compile_rate": _mean([s.get("compile_rate") for s in steps]),
+        "correct_rate": _mean([s.get("correct_rate") for s in steps]),
+        "format_rate": _mean([s.get("format_rate") for s in steps]),
+        "mean_speedup": _mean([r.speedup for r in ok]), "best_speedup_per_task": best,
+        "step_s": step_s, "generation_s": _mean([s["generation_s"] for s in steps]), "reward_s": reward_s,
+        "optimisation_s": _mean([s["optimisation_s"] for s in steps]),
+        "reward_share": reward_s / step_s if step_s and math.isfinite(step_s) and step_s > 0 else float("nan"),
+        "peak_rss_gib": peak_rss_gib(), "steps": steps,
+    }
+
+
+def _f(x: Any, fmt: str = "{:.2f}") -> str:
+    return fmt.format(x) if isinstance(x, (int, float)) and math.isfinite(x) else "-"
+
+
+def summary_markdown(recipe: Recipe, run: RunDir, fig: dict[str, Any]) -> str:
+    """summary.md of a run: the recipe, per-step table with time split, and the run's figures."""
+    lines = [f"# cudal1 run {run.path.name} (recipe {recipe.name})", "",
+             f"Policy {recipe.policy.model}{' + LoRA' if recipe.policy.lora else ''}; tasks "
+             f"{', '.join(recipe.tasks.names) or recipe.tasks.suite}; wall time {fig['seconds']:.0f} s; peak RSS "
+             f"{fig['peak_rss_gib']['self']:.2f} GiB (this process), {fig['peak_rss_gib']['children']:.2f} GiB "
+             f"(largest harness worker).", "",
+             "| round | step | completions | format | compiles | correct | mean speedup | reward | step s | generation s | reward s | optimisation s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for s in fig["steps"]:
+        lines.append(f"| {s['round']} | {s['step']} | {s['completions']} | {_f(s.get('format_rate'))} | "
+                     f"{_f(s.get('compile_rate'))} | {_f(s.get('correct_rate'))} | {_f(s.get('mean_speedup'))} | "
+                     f"{_f(s.get('reward_mean'))} | {_f(s['step_s'], '{:.1f}')} | {_f(s['generation_s'], '{:.1f}')} | "
+                     f"{_f(s['reward_s'], '{:.1f}')} | {_f(s['optimisation_s'], '{:.1f}')} |")
+    best = ", ".join(f"{k} {v:.2f}x" for k, v in sorted(fig["best_speedup_per_task"].items())) or "none yet"
+    lines += ["", f"- harness evaluations: {fig['evaluated']} ({', '.join(f'{k} {v}' for k, v in sorted(fig['statuses'].items()))})",
+              f"- compile rate {_f(fig['compile_rate'])}, correct rate {_f(fig['correct_rate'])}, "
+              f"format rate {_f(fig['format_rate'])}, mean speedup of correct candidates {_f(fig['mean_speedup'])}",
+              f"- best verified speedup per task: {best}",
+              f"- mean step {_f(fig['step_s'], '{:.1f}')} s = generation {_f(fig['generation_s'], '{:.1f}')} + reward "
+              f"evaluation {_f(fig['reward_s'], '{:.1f}')} + optimisation {_f(fig['optimisation_s'], '{:.1f}')}; reward "
+              f"share {_f(fig['reward_share'])}",
+              f"- files: config.yaml, metrics.jsonl, results.sqlite, hacks.sqlite, checkpoint/ in {run.path}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,169 @@
+"""The GRPO reward: parse each completion, evaluate its code with the harness, shape the result into a float.
+
+``HarnessReward`` is a trl reward function (``reward(prompts, completions, task, **kwargs) -> list[float]``,
+``task`` being the dataset column). Per completion:
+
+1. ``parse_response`` (the three contrastive sections + code). A response with code but without the sections
+   is still evaluated, with ``format_penalty`` subtracted; one without code gets ``no_code``.
+2. All codes of the batch go to the evaluator at once (harness worker processes: local pool or Ray actors);
+   every EvalResult is stored in the run's results store the moment it exists.
+3. A suspicious speedup (cudal1.rewards.Suspicion: above 3x, or above twice the task's best) is measured
+   again in a fresh harness pool; disagreement rejects it. The second measurement is stored too.
+4. The reward checker (rules, optional LLM judge) may overrule: a hack gets the ``rejected`` value.
+5. ``speedup_reward`` maps status and speedup to a float; optional group smoothing per prompt group.
+
+Metrics per call (logged through trl's ``log_metric`` and kept in :attr:`HarnessReward.history`):
+format_rate, compile_rate, correct_rate, mean_speedup (over correct ones), best_speedup, flags/<name>
+counts, reward_eval_s (wall seconds spent in this function).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore, Task
+from cudal1.harness import evaluate as harness_evaluate
+from cudal1.prompts import ResponseFormatError, extract_code, parse_response
+from cudal1.rewards import RewardChecker, RewardConfig, Suspicion, group_smooth, speedup_reward
+
+__all__ = ["HarnessReward", "ParsedCompletion", "parse_completion"]
+
+
+@dataclass(frozen=True)
+class ParsedCompletion:
+    """code: the ModelNew source or None; well_formed: all three sections present; problem: why not."""
+
+    code: str | None
+    well_formed: bool
+    problem: str = ""
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a trl completion: a string, or a list of chat messages (the last one's content)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], Mapping):
+        return str(completion[-1].get("content", ""))
+    return str(completion)
+
+
+def parse_completion(text: str) -> ParsedCompletion:
+    """Sections and code of a response; falls back to the last code block defining ModelNew."""
+    try:
+        return ParsedCompletion(parse_response(text).code, True)
+    except ResponseFormatError as e:
+        try:
+            return ParsedCompletion(extract_code(text), False, str(e))
+        except ResponseFormatError as e2:
+            return ParsedCompletion(None, False, str(e2))
+
+
+@dataclass
+class HarnessReward:
+    """trl reward function backed by the harness (see the module docstring).
+
+    Args:
+        tasks: task name -> Task (the exact, possibly resized, task the prompts show).
+        evaluate: ``evaluate(pairs, run=...) -> list[EvalResult]`` (a cudal1.policy.evaluators Evaluator's).
+        eval_config: the harness settings (used again for suspicious re-measurements).
+        store: the run's results store (re-measurements are added to it; the evaluator stores the rest).
+        config: reward shaping. no_code / format_penalty: see the module docstring.
+        checker: optional cudal1.rewards.RewardChecker. suspicion: None disables re-measurement.
+        group_size: completions per prompt (for group smoothing); smoothing: apply it.
+        run: label of the run in the store.
+    """
+
+    tasks: Mapping[str, Task]
+    evaluate: Callable[..., list[EvalResult]]
+    eval_config: EvalConfig
+    store: ResultStore | None = None
+    config: RewardConfig = field(default_factory=RewardConfig)
+    no_code: float = -1.0
+    format_penalty: float = 0.2
+    checker: RewardChecker | None = None
+    suspicion: Suspicion | None = field(default_factory=Suspicion)
+    group_size: int = 1
+    smoothing: bool = False
+    run: str = ""
+    history: list[dict[str, Any]] = field(default_factory=list)
+    best: dict[str, float] = field(default_factory=dict)
+    __name__: str = "harness_speedup"
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
+                 log_metric: Callable[[str, float], None] | None = None, **_: Any) -> list[float]:
+        t0 = time.monotonic()
+        parsed = [parse_completion(completion_text(c)) for c in completions]
+        unknown = sorted({t for t in task if t not in self.tasks})
+        if unknown:
+            raise KeyError(f"reward asked for tasks {unknown} that this run does not train on")
+        idx = [i for i, p in enumerate(parsed) if p.code is not None]
+        pairs = [(self.tasks[task[i]], Candidate(source=parsed[i].code or "", task=task[i], origin="policy"))
+                 for i in idx]
+        results: dict[int, EvalResult] = dict(zip(idx, self.evaluate(pairs, run=self.run), strict=True)) if pairs else {}
+        rewards: list[float] = []
+        for i, p in enumerate(parsed):
+            if p.code is None:
+                rewards.append(self.no_code)
+                continue
+            r = results[i]
+            if self.suspicion is not None and r.ok:
+                r = self.suspicion.review(r, lambda first, i=i: self._remeasure(pairs[idx.index(i)]),
+                                          self.best.get(task[i]))
+                results[i] = r
+            value = speedup_reward(r, self.config)
+            hack = False
+            if self.checker is not None and r.ok:
+                hack = self.checker.check(p.code, r, self.tasks[task[i]].source).verdict == "hack"
+                if hack:
+                    value = self.config.rejected
+            if not p.well_formed:
+                value -= self.format_penalty
+            if r.ok and r.speedup is not None and not hack:
+                self.best[task[i]] = max(self.best.get(task[i], 0.0), r.speedup)
+            rewards.append(float(value))
+        if self.smoothing and self.group_size > 1 and len(rewards) % self.group_size == 0:
+            rewards = [v for g in range(0, len(rewards), self.group_size)
+                       for v in group_smooth(rewards[g:g + self.group_size])]
+        metrics = self._metrics(parsed, results, rewards, time.monotonic() - t0)
+        self.history.append(metrics)
+        if log_metric is not None:
+            for k, v in metrics.items():
+                if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
+                    log_metric(k, float(v))
+        return rewards
+
+    def _remeasure(self, pair: tuple[Task, Candidate]) -> EvalResult:
+        task, cand = pair
+        again = harness_evaluate(task, cand, self.eval_config)
+        if self.store is not None:
+            self.store.add(again, task, cand, self.eval_config, run=f"{self.run}:remeasure")
+        return again
+
+    def _metrics(self, parsed: list[ParsedCompletion], results: Mapping[int, EvalResult], rewards: list[float],
+                 seconds: float) -> dict[str, Any]:
+        n = max(1, len(parsed))
+        ok = [r for r in results.values() if r.ok]
+        speedups = [r.speedup for r in ok if r.speedup is not None]
+        flags = Counter(f for r in results.values() for f in r.flags)
+        m: dict[str, Any] = {
+            "completions": len(parsed),
+            "format_rate": sum(p.well_formed for p in parsed) / n,
+            "code_rate": sum(p.code is not None for p in parsed) / n,
+            "compile_rate": sum(r.status != "compile_error" for r in results.values()) / n,
+            "correct_rate": len(ok) / n,
+            "mean_speedup": statistics.fmean(speedups) if speedups else float("nan"),
+            "best_speedup": max(speedups) if speedups else float("nan"),
+            "reward_mean": statistics.fmean(rewards) if rewards else float("nan"),
+            "reward_eval_s": seconds,
+            "statuses": dict(Counter(r.status for r in results.values())),
+        }
+        for f, c in sorted(flags.items()):
+            m[f"flags/{f}"] = c
+        return m
+

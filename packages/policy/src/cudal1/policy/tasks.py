@@ -1,0 +1,57 @@
+"""Training tasks: built-in (or any suite's) tasks, optionally shrunk to sizes a CPU can evaluate.
+
+A recipe names tasks as ``suite`` + ``names`` + optional ``sizes`` (task -> {MODULE_CONSTANT: value}). The
+built-in tasks are sized for 1-15 ms on an H100; on a 2-core CPU the default recipe replaces their
+module-level size constants (``BATCH = 4096`` -> ``BATCH = 64``) so that a harness evaluation takes seconds.
+The shrunk task is a new :class:`~cudal1.harness.Task` (new source, new hash, suite ``<suite>+resized``), so
+its results never mix with the full-size task's in a results store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from cudal1.harness import Task, load_suite
+
+__all__ = ["TaskSelectionError", "resized_task", "select_tasks"]
+
+
+class TaskSelectionError(ValueError):
+    """A recipe names a task or a size constant that does not exist."""
+
+
+def resized_task(task: Task, sizes: Mapping[str, int | float]) -> Task:
+    """``task`` with each module-level ``NAME = ...`` line of ``sizes`` replaced by ``NAME = value``.
+
+    Example:
+        >>> t = Task(name="t", source="N = 4096\\nclass Model: ...\\n")
+        >>> resized_task(t, {"N": 64}).source.splitlines()[0]
+        'N = 64'
+    """
+    if not sizes:
+        return task
+    src = task.source
+    for name, value in sizes.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise TaskSelectionError(f"task {task.name}: size {name} must be a number, got {value!r}")
+        src, n = re.subn(rf"^{re.escape(name)}\s*=.*$", f"{name} = {value!r}", src, count=1, flags=re.M)
+        if n != 1:
+            raise TaskSelectionError(f"task {task.name} has no module-level constant {name} to resize; "
+                                     f"check the recipe's sizes against the task file")
+    return Task(name=task.name, source=src, level=task.level, suite=f"{task.suite}+resized", path=task.path)
+
+
+def select_tasks(suite: str, names: Sequence[str] = (), sizes: Mapping[str, Mapping[str, int | float]] | None = None,
+                 ) -> list[Task]:
+    """Tasks of ``suite`` (e.g. ``builtin``, ``builtin:level1``, ``dir:PATH``) named in ``names`` (all when
+    empty), in the order given, each resized by ``sizes[name]`` where present."""
+    tasks = {t.name: t for t in load_suite(suite)}
+    sizes = dict(sizes or {})
+    chosen = list(names) or sorted(tasks)
+    unknown = [n for n in chosen if n not in tasks]
+    unknown += [n for n in sizes if n not in tasks]
+    if unknown:
+        raise TaskSelectionError(f"suite {suite} has no task {sorted(set(unknown))}; "
+                                 f"list them with: uv run cudal1-eval --suite {suite} --list")
+    return [resized_task(tasks[n], sizes.get(n, {})) for n in chosen]

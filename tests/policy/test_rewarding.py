@@ -1,0 +1,122 @@
+"""HarnessReward: parsing, gating, shaping, suspicion re-measurement, the checker and its metrics.
+
+The evaluator here is scripted (a function returning chosen EvalResults) so the reward's own logic is tested
+in milliseconds; the real harness behind it is exercised in test_stages.py and test_evaluators.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cudal1.harness import EvalConfig, EvalResult, Task
+from cudal1.policy import rewarding
+from cudal1.policy.rewarding import HarnessReward, parse_completion
+from cudal1.rewards import HackStore, RewardChecker, RewardConfig
+
+TASK = Task(name="t", source="import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+CODE = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clone()\n"
+GOOD = f"## Performance Analysis\nslow\n\n## Algorithm Design\nfast\n\n## Code Implementation\n```python\n{CODE}```\n"
+CODE_ONLY = f"```python\n{CODE}```"
+NO_CODE = "I would write a kernel."
+
+
+class Scripted:
+    """evaluate(pairs, run=...) returning the next scripted results; records what it was asked."""
+
+    def __init__(self, *results):
+        self.results, self.calls = list(results), []
+
+    def __call__(self, pairs, run=""):
+        self.calls.append((list(pairs), run))
+        out, self.results = self.results[: len(pairs)], self.results[len(pairs):]
+        return out
+
+
+def ok(speedup, flags=()):
+    return EvalResult(task="t", status="ok", speedup=speedup, flags=tuple(flags))
+
+
+def reward_fn(ev, **kw):
+    kw.setdefault("suspicion", None)
+    return HarnessReward(tasks={"t": TASK}, evaluate=ev, eval_config=EvalConfig(), config=RewardConfig(mode="ratio"),
+                         run="r1", **kw)
+
+
+def test_parse_completion_formats():
+    assert parse_completion(GOOD).well_formed and "ModelNew" in parse_completion(GOOD).code
+    p = parse_completion(CODE_ONLY)
+    assert not p.well_formed and p.code and "Performance Analysis" in p.problem
+    assert parse_completion(NO_CODE).code is None
+
+
+def test_statuses_format_and_metrics():
+    ev = Scripted(ok(2.0), EvalResult(task="t", status="incorrect"), ok(1.5))
+    metrics = {}
+    r = reward_fn(ev)
+    got = r(["p"] * 4, [[{"role": "assistant", "content": x}] for x in (GOOD, GOOD, NO_CODE, CODE_ONLY)], ["t"] * 4,
+            log_metric=metrics.__setitem__)
+    assert got == [2.0, -0.5, -1.0, 1.5 - 0.2]
+    (pairs, run), = ev.calls
+    assert len(pairs) == 3 and run == "r1" and all(c.origin == "policy" for _, c in pairs)
+    assert metrics["format_rate"] == 0.5 and metrics["correct_rate"] == 0.5 and metrics["code_rate"] == 0.75
+    assert metrics["mean_speedup"] == 1.75 and r.best == {"t": 2.0}
+
+
+def test_unknown_task_is_an_error():
+    with pytest.raises(KeyError, match="does not train on"):
+        reward_fn(Scripted())(["p"], [GOOD], ["other"])
+
+
+def test_suspicious_speedup_is_remeasured_and_rejected_on_disagreement(monkeypatch):
+    """Adversarial: a candidate that times fast once (e.g. a lucky or gamed measurement) but not again."""
+    seen = []
+    monkeypatch.setattr(rewarding, "harness_evaluate", lambda task, cand, cfg: seen.append(cand) or ok(1.1))
+    r = reward_fn(Scripted(ok(6.0)), suspicion=rewarding.Suspicion())
+    (value,) = r(["p"], [GOOD], ["t"])
+    assert value == -1.0 and len(seen) == 1  # rejected value
+    assert "t" not in r.best
+
+
+def test_confirmed_suspicious_speedup_keeps_the_smaller(monkeypatch):
+    monkeypatch.setattr(rewarding, "harness_evaluate", lambda task, cand, cfg: ok(5.8))
+    r = reward_fn(Scripted(ok(6.0)), suspicion=rewarding.Suspicion())
+    (value,) = r(["p"], [GOOD], ["t"])
+    assert value == 5.8 and r.best["t"] == 5.8
+
+
+def test_without_suspicion_the_fast_result_would_count(monkeypatch):
+    """The rule above is what rejects: with suspicion off the same scripted 6x is rewarded as 6."""
+    monkeypatch.setattr(rewarding, "harness_evaluate", lambda task, cand, cfg: pytest.fail("must not re-measure"))
+    (value,) = reward_fn(Scripted(ok(6.0)))(["p"], [GOOD], ["t"])
+    assert value == 6.0
+
+
+def test_checker_rejects_a_flagged_hack_and_stores_suspects(tmp_path):
+    checker = RewardChecker(HackStore(tmp_path / "h.sqlite"))
+    r = reward_fn(Scripted(ok(3.0, ["monkeypatch"]), ok(2.0, ["side_stream"]), ok(1.2)), checker=checker)
+    other = GOOD.replace("x.clone()", "x + 0")
+    third = GOOD.replace("x.clone()", "x * 1")
+    values = r(["p"] * 3, [GOOD, other, third], ["t"] * 3)
+    assert values == [-1.0, 2.0, 1.2]  # the hack gets the rejected value; a suspect is stored, its reward kept
+    assert r.best["t"] == 2.0  # the hack's 3x never becomes the task's best
+    assert [c.verdict for c in checker.store.list()] == ["confirmed", "suspected"]
+
+
+def test_known_hack_code_is_rejected_even_without_flags(tmp_path):
+    checker = RewardChecker(HackStore(tmp_path / "h.sqlite"))
+    r = reward_fn(Scripted(ok(3.0, ["monkeypatch"]), ok(2.5)), checker=checker)
+    assert r(["p", "p"], [GOOD, GOOD], ["t", "t"]) == [-1.0, -1.0]
+
+
+def test_without_the_checker_the_hack_would_be_rewarded():
+    (value,) = reward_fn(Scripted(ok(3.0, ["monkeypatch"])))(["p"], [GOOD], ["t"])
+    assert value == 3.0
+
+
+def test_group_smoothing_per_prompt_group():
+    ev = Scripted(ok(1.0), ok(3.0), ok(2.0), ok(2.0))
+    r = reward_fn(ev, smoothing=True, group_size=2)
+    got = r(["a", "a", "b", "b"], [GOOD] * 4, ["t"] * 4)
+    assert got[0] < 0 < got[1] and got[2] == got[3] == 0.0
+    assert all(math.isfinite(v) and -1.5 <= v <= 1.5 for v in got)
