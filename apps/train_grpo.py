@@ -12,6 +12,7 @@ the summary. Multi-GPU: see the README (accelerate launch with a deepspeed ZeRO 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recipe", default="default", help="recipe name in apps/configs/ or a YAML path")
     ap.add_argument("--resume", help="a run folder to continue (its config.yaml is used; overrides still apply)")
     ap.add_argument("--output-dir", help="where run folders go (default: the recipe's output_dir)")
+    ap.add_argument("--run-name", help="run folder name (default: the UTC time); needed when several processes "
+                                       "train together (accelerate launch), so that they share one folder")
     ap.add_argument("overrides", nargs="*", help="section.key=value overrides, e.g. grpo.rounds=3")
     args = ap.parse_args(argv)
 
@@ -39,13 +42,22 @@ def main(argv: list[str] | None = None) -> int:
             recipe = load_recipe(str(run.path / "config.yaml"), args.overrides)
         else:
             recipe = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
-            run = RunDir.new(args.output_dir or recipe.output_dir)
+            root = Path(args.output_dir or recipe.output_dir)
+            if args.run_name:
+                run = RunDir(root / args.run_name)
+            elif int(os.environ.get("WORLD_SIZE", "1")) > 1:
+                print("train_grpo: several processes are training together: give them one --run-name",
+                      file=sys.stderr)
+                return 2
+            else:
+                run = RunDir.new(root)
     except RecipeError as e:
         print(f"train_grpo: {e}", file=sys.stderr)
         return 2
     print(f"cudal1 train_grpo: recipe {recipe.name}, run folder {run.path}", flush=True)
-    train(recipe, run, log=lambda msg: print(msg, flush=True))
-    print((run.path / "summary.md").read_text(), flush=True)
+    train(recipe, run, log=lambda msg: print(msg, flush=True) if run.is_main else None)
+    if run.is_main:
+        print((run.path / "summary.md").read_text(), flush=True)
     return 0
 
 

@@ -136,8 +136,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         t0 = time.monotonic()
         trainer.train()
         model = trainer.model
-        model.save_pretrained(str(run.checkpoint))
-        tokenizer.save_pretrained(str(run.checkpoint))
+        trainer.save_model(str(run.checkpoint))  # main process only; gathers ZeRO-3 shards where needed
         run.save_state(stage="grpo", grpo_rounds_done=r + 1)
         run.log("grpo_round", round=r, seconds=time.monotonic() - t0, steps=len(rows),
                 best=dict(reward.best), peak_rss_gib=peak_rss_gib())

@@ -59,9 +59,19 @@ def training_examples(recipe: Recipe, tasks: list) -> list[dict[str, Any]]:
 
 
 def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:
+    """The reward evaluator: Ray actors when the recipe names a Ray address; else a local pool, on this
+    process's own GPU when several training processes share the machine (``LOCAL_RANK`` under
+    accelerate/torchrun), so their reward evaluations do not time against each other."""
+    import os
+
     from .evaluators import make_evaluator
 
-    return make_evaluator(cfg, ray_address=recipe.eval.ray_address, store=store)
+    kw: dict[str, Any] = {}
+    if recipe.eval.ray_address is None and cfg.is_cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        kw["gpus"] = [int(os.environ.get("LOCAL_RANK", "0"))]
+    elif recipe.eval.ray_address is None and not cfg.is_cuda:
+        kw["cpu_lanes"] = recipe.eval.cpu_lanes
+    return make_evaluator(cfg, ray_address=recipe.eval.ray_address, store=store, **kw)
 
 
 def _judge(spec: str | None) -> Any:
@@ -96,8 +106,9 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         log(f"stage 1: SFT on {len(examples)} examples")
         model, figures = run_sft(model, tok, examples, recipe.sft, run.path / "trainer" / "sft", seed=recipe.seed,
                                  report_to=recipe.report_to, peft_config=None if is_peft(model) else peft_config)
-        model.save_pretrained(str(run.checkpoint))
-        tok.save_pretrained(str(run.checkpoint))
+        if run.is_main:
+            model.save_pretrained(str(run.checkpoint))
+            tok.save_pretrained(str(run.checkpoint))
         run.save_state(sft_done=True)
         run.log("sft", peak_rss_gib=peak_rss_gib(), **figures)
         log(f"stage 1 done: {figures['steps']} steps, loss {figures['train_loss']:.3f}, {figures['seconds']:.0f} s")
@@ -120,7 +131,8 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
     finally:
         evaluator.close()
     figures = summarize_run(run, store, time.monotonic() - t0)
-    (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))
+    if run.is_main:
+        (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))
     run.log("done", **{k: v for k, v in figures.items() if k != "steps"})
     store.close()
     return figures

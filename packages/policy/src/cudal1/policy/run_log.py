@@ -50,6 +50,9 @@ class RunDir:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.t0 = time.monotonic()
+        #: process rank under torchrun/accelerate (0 alone): rank 0 owns state.json and metrics.jsonl, other
+        #: ranks log to metrics.rank<N>.jsonl (each rank's reward function sees its own completions)
+        self.rank = int(os.environ.get("RANK", "0"))
 
     @classmethod
     def new(cls, root: str | Path) -> RunDir:
@@ -61,8 +64,12 @@ class RunDir:
         return cls(path)
 
     @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
     def metrics_path(self) -> Path:
-        return self.path / "metrics.jsonl"
+        return self.path / ("metrics.jsonl" if self.rank == 0 else f"metrics.rank{self.rank}.jsonl")
 
     @property
     def store_path(self) -> Path:
@@ -75,6 +82,8 @@ class RunDir:
     def log(self, event: str, **fields: Any) -> dict[str, Any]:
         """Append one event to metrics.jsonl (with wall time since the run started) and return it."""
         rec = {"event": event, "t_s": round(time.monotonic() - self.t0, 3), **_clean(fields)}
+        if self.rank:
+            rec["rank"] = self.rank
         with open(self.metrics_path, "a", encoding="utf-8") as f:
             f.write(json.dumps(rec, default=str) + "\n")
             f.flush()
@@ -92,6 +101,8 @@ class RunDir:
         return json.loads(p.read_text()) if p.exists() else {}
 
     def save_state(self, **state: Any) -> None:
+        if not self.is_main:
+            return
         p = self.path / "state.json"
         tmp = p.with_suffix(".tmp")
         tmp.write_text(json.dumps({**self.state(), **state}, indent=1))

@@ -1,0 +1,62 @@
+"""Stage 2: self-training. Each round: the policy samples solutions for every task (contrastive prompts
+built from the results store), the harness verifies them, and the policy is fine-tuned on its own verified
+outputs (those with speedup >= ``min_speedup`` and no flag beyond cudal1.policy.collection.ALLOWED_FLAGS).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cudal1.harness import Candidate, EvalResult, ResultStore, Task
+
+from .backends.base import SamplingParams
+from .backends.transformers_local import TransformersBackend
+from .collection import verified
+from .contrastive import build_prompt_rows
+from .recipe import Recipe
+from .rewarding import parse_completion
+from .run_log import RunDir, peak_rss_gib
+from .sft import run_sft
+
+__all__ = ["self_train"]
+
+
+def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task], store: ResultStore,
+               evaluate: Callable[..., list[EvalResult]], run: RunDir, *, start_round: int = 0) -> Any:
+    """Run ``recipe.self_train.rounds`` rounds from ``start_round``; returns the fine-tuned model."""
+    st = recipe.self_train
+    rng = random.Random(recipe.seed + 104729 * start_round)
+    for r in range(start_round, st.rounds):
+        t0 = time.monotonic()
+        rows = build_prompt_rows(store, list(tasks), n=recipe.grpo.exemplars, tau=recipe.grpo.tau,
+                                 bucket_width=recipe.grpo.bucket_width, rng=rng,
+                                 count_tokens=lambda s: len(tokenizer(s, add_special_tokens=False)["input_ids"]),
+                                 max_tokens=recipe.grpo.prompt_budget_tokens)
+        backend = TransformersBackend(model, tokenizer)
+        params = SamplingParams(max_new_tokens=st.max_new_tokens, temperature=st.temperature, n=st.samples_per_task,
+                                seed=recipe.seed + r)
+        outputs = backend.generate([row["prompt"] for row in rows], params)
+        pairs, sources = [], []
+        for row, texts in zip(rows, outputs, strict=True):
+            for text in texts:
+                parsed = parse_completion(text)
+                if parsed.code is not None:
+                    task = next(t for t in tasks if t.name == row["task"])
+                    pairs.append((task, Candidate(parsed.code, task.name, origin="policy:self_train")))
+                    sources.append((row["prompt"], text))
+        results = evaluate(pairs, run=f"{run.path.name}:self_train{r}") if pairs else []
+        keep = [{"prompt": p, "completion": [{"role": "assistant", "content": text}]}
+                for (p, text), res in zip(sources, results, strict=True)
+                if verified(res) and (res.speedup or 0.0) >= st.min_speedup]
+        figures: dict[str, Any] = {"round": r, "samples": sum(len(t) for t in outputs), "with_code": len(pairs),
+                                   "verified": len(keep)}
+        if keep:
+            model, sft_figures = run_sft(model, tokenizer, keep, recipe.sft, run.path / "trainer" / f"self_train{r}",
+                                         seed=recipe.seed + r, report_to=recipe.report_to)
+            figures.update({f"sft_{k}": v for k, v in sft_figures.items()})
+        run.save_state(self_train_rounds_done=r + 1)
+        run.log("self_train", seconds=time.monotonic() - t0, peak_rss_gib=peak_rss_gib(), **figures)
+    return model

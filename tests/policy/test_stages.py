@@ -1,0 +1,136 @@
+"""Each training stage on a tiny model, with the real harness behind the rewards (CPU, seconds each):
+the reward function on real candidates, teacher collection, SFT, self-training, GRPO, the whole pipeline
+with its run folder, and resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cudal1.harness import EvalConfig, ResultStore
+from cudal1.policy.collection import collect
+from cudal1.policy.evaluators import LocalEvaluator
+from cudal1.policy.pipeline import train
+from cudal1.policy.recipe import Recipe
+from cudal1.policy.rewarding import HarnessReward
+from cudal1.policy.run_log import RunDir
+from cudal1.policy.seed_data import read_jsonl
+from cudal1.policy.tasks import select_tasks
+
+FAST = EvalConfig(device="cpu", trials=2, time_budget_s=0.05, min_rounds=5, max_rounds=10, attempts=1, cpu_threads=1)
+SIZES = {"relu": {"BATCH": 8, "DIM": 64}, "softmax": {"BATCH": 4, "DIM": 33}}
+RIGHT = ("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+         "    def forward(self, x):\n        return x.clamp_min(0)\n")
+WRONG = RIGHT.replace("clamp_min(0)", "clamp_min(0.5)")
+
+
+def respond(code: str) -> str:
+    return (f"## Performance Analysis\nOne pass.\n\n## Algorithm Design\nclamp.\n\n## Code Implementation\n"
+            f"```python\n{code}```\n")
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return select_tasks("builtin", ["relu", "softmax"], SIZES)
+
+
+def test_reward_with_the_real_harness(tmp_path, tasks):
+    store = ResultStore(tmp_path / "r.sqlite")
+    with LocalEvaluator(FAST, store=store) as ev:
+        reward = HarnessReward(tasks={t.name: t for t in tasks}, evaluate=ev.evaluate, eval_config=FAST, store=store,
+                               run="t")
+        values = reward(["p"] * 3, [respond(RIGHT), respond(WRONG), "no code here"], ["relu"] * 3)
+    assert values[1] == -0.5 and values[2] == -1.0 and values[0] > 0
+    assert sorted(r.status for r in store.results(run="t")) == ["incorrect", "ok"]
+    assert reward.history[-1]["correct_rate"] == pytest.approx(1 / 3)
+
+
+class Teacher:
+    """A scripted teacher backend: answers from a list, in turn."""
+
+    name = "scripted"
+
+    def __init__(self, answers):
+        self.answers, self.asked = list(answers), 0
+
+    def generate(self, prompts, params):
+        self.asked += 1
+        return [[self.answers.pop(0)] for _ in prompts]
+
+
+def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path, tasks):
+    relu = tasks[0]
+    teacher = Teacher(["prose only", f"```python\n{WRONG}```", f"```python\n{RIGHT}```", f"```python\n{RIGHT}```",
+                       f"```python\n{RIGHT.replace('clamp_min(0)', 'relu()')}```", "never asked"])
+    out = tmp_path / "teacher.jsonl"
+    with LocalEvaluator(FAST) as ev:
+        report = collect([relu], [teacher], ev.evaluate, out, max_attempts=20, successes=2)
+    assert report.kept == {"relu": 2} and report.attempts == {"relu": 5}
+    assert report.statuses["relu"] == {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1}
+    examples = read_jsonl(out)
+    assert len(examples) == 4 and {e["origin"] for e in examples} == {"teacher:scripted"}
+    with LocalEvaluator(FAST) as ev:
+        capped = collect([relu], [Teacher(["no"] * 3)], ev.evaluate, tmp_path / "b.jsonl", max_attempts=3)
+    assert capped.attempts == {"relu": 3} and capped.kept == {"relu": 0}
+
+
+def tiny_recipe(**over) -> Recipe:
+    data = {
+        "name": "test", "policy": {"model": "tiny"},
+        "tasks": {"suite": "builtin", "names": ["relu", "softmax"], "sizes": SIZES},
+        "eval": {"device": "cpu", "trials": 2, "time_budget_s": 0.05, "min_rounds": 5, "max_rounds": 10,
+                 "attempts": 1, "cpu_threads": 1},
+        "sft": {"max_steps": 2, "grad_accum": 1, "max_length": 1024},
+        "grpo": {"rounds": 1, "steps_per_round": 2, "num_generations": 2, "max_completion_length": 16,
+                 "prompt_budget_tokens": 4096},
+    }
+    for k, v in over.items():
+        data.setdefault(k, {}).update(v)
+    return Recipe.from_dict(data)
+
+
+def test_pipeline_end_to_end_and_resume(tmp_path):
+    run = RunDir(tmp_path / "run")
+    figures = train(tiny_recipe(), run, log=lambda s: None)
+    for name in ("config.yaml", "metrics.jsonl", "results.sqlite", "summary.md", "state.json"):
+        assert (run.path / name).is_file(), name
+    assert (run.checkpoint / "config.json").is_file()
+    (sft,) = run.events("sft")
+    assert sft["steps"] == 2 and sft["examples"] > 0
+    steps = run.events("grpo_step")
+    assert len(steps) == 2 and figures["grpo_steps"] == 2
+    for s in steps:
+        assert s["completions"] == 2 and s["step_s"] >= s["generation_s"] > 0
+        assert s["optimisation_s"] >= 0 and "reward_s" in s
+    assert run.state() == {"sft_done": True, "grpo_rounds_done": 1}
+    summary = (run.path / "summary.md").read_text()
+    assert "generation" in summary and "| 0 |" in summary
+    # resume with one more round: SFT is not repeated, round 1 runs from the saved checkpoint
+    train(tiny_recipe(grpo={"rounds": 2}), RunDir(run.path), log=lambda s: None)
+    events = [json.loads(x)["event"] for x in (run.path / "metrics.jsonl").read_text().splitlines()]
+    assert events.count("sft") == 1 and events.count("grpo_round") == 2
+    assert RunDir(run.path).state()["grpo_rounds_done"] == 2
+
+
+def test_lora_pipeline_trains_adapters_only(tmp_path):
+    run = RunDir(tmp_path / "lora")
+    train(tiny_recipe(policy={"lora": True, "lora_r": 4, "lora_alpha": 8}, sft={"max_steps": 1}), run,
+          log=lambda s: None)
+    assert (run.checkpoint / "adapter_config.json").is_file()
+    assert not (run.checkpoint / "model.safetensors").exists()
+
+
+def test_self_training_round(tmp_path, tasks):
+    from cudal1.policy.loading import load_policy
+    from cudal1.policy.self_training import self_train
+
+    recipe = tiny_recipe(self_train={"rounds": 1, "samples_per_task": 2, "max_new_tokens": 8})
+    model, tok, _ = load_policy(recipe.policy)
+    run = RunDir(tmp_path / "st")
+    store = ResultStore(run.store_path)
+    with LocalEvaluator(FAST, store=store) as ev:
+        self_train(model, tok, recipe, tasks, store, ev.evaluate, run)
+    (e,) = run.events("self_train")
+    assert e["samples"] == 4 and e["verified"] <= e["with_code"] <= 4
+    assert run.state()["self_train_rounds_done"] == 1
