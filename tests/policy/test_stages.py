@@ -134,3 +134,39 @@ def test_self_training_round(tmp_path, tasks):
     (e,) = run.events("self_train")
     assert e["samples"] == 4 and e["verified"] <= e["with_code"] <= 4
     assert run.state()["self_train_rounds_done"] == 1
+
+
+def test_self_training_fine_tunes_on_its_verified_outputs(tmp_path, tasks, monkeypatch):
+    """The policy's samples are scripted (a tiny random model writes no code): per task one correct and one
+    wrong solution; only the verified ones become SFT examples."""
+    from cudal1.policy import self_training
+    from cudal1.policy.loading import load_policy
+
+    right = {"relu": RIGHT, "softmax": RIGHT.replace("x.clamp_min(0)", "torch.softmax(x, dim=-1)")}
+
+    def scripted(self, prompts, params):
+        out = []
+        for p in prompts:
+            name = "softmax" if "Softmax" in p[0]["content"] or "softmax" in p[0]["content"] else "relu"
+            out.append([respond(right[name]), respond(WRONG)][: params.n])
+        return out
+
+    monkeypatch.setattr(self_training.TransformersBackend, "generate", scripted)
+    seen = {}
+    real_sft = self_training.run_sft
+
+    def spy(model, tok, examples, *a, **kw):
+        seen["examples"] = examples
+        return real_sft(model, tok, examples, *a, **kw)
+
+    monkeypatch.setattr(self_training, "run_sft", spy)
+    recipe = tiny_recipe(self_train={"rounds": 1, "samples_per_task": 2}, sft={"max_steps": 1})
+    model, tok, _ = load_policy(recipe.policy)
+    run = RunDir(tmp_path / "st2")
+    store = ResultStore(run.store_path)
+    with LocalEvaluator(FAST, store=store) as ev:
+        self_training.self_train(model, tok, recipe, tasks, store, ev.evaluate, run)
+    (e,) = run.events("self_train")
+    assert (e["samples"], e["with_code"], e["verified"]) == (4, 4, 2) and e["sft_steps"] == 1
+    assert all("clamp_min(0.5)" not in x["completion"][0]["content"] for x in seen["examples"])
+    assert sorted(r.status for r in store.results()) == ["incorrect", "incorrect", "ok", "ok"]

@@ -137,7 +137,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         trainer.train()
         model = trainer.model
         trainer.save_model(str(run.checkpoint))  # main process only; gathers ZeRO-3 shards where needed
-        run.save_state(stage="grpo", grpo_rounds_done=r + 1)
+        run.save_state(grpo_rounds_done=r + 1)
         run.log("grpo_round", round=r, seconds=time.monotonic() - t0, steps=len(rows),
                 best=dict(reward.best), peak_rss_gib=peak_rss_gib())
     return model
