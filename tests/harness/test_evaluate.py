@@ -121,6 +121,26 @@ def test_spare_workers_are_used_and_cleaned_up(fixture_tasks, fast_config):
     assert _live_worker_children() == []
 
 
+def test_keep_warm_pool_keeps_spares_between_calls_until_closed(fixture_tasks, fast_config):
+    """A long-lived pool fed in batches (a trainer's reward function) starts the next call's workers ahead."""
+    task = fixture_tasks["tiny_linear_relu"]
+    with EvalPool(fast_config, spares=1, keep_warm=True) as pool:
+        assert [r.status for r in pool.map([(task, reference_candidate(task))])] == ["ok"]
+        warm = _live_worker_children()
+        assert len(warm) == 1  # a spare is waiting for the next call
+        assert [r.status for r in pool.map([(task, reference_candidate(task))])] == ["ok"]
+        assert warm[0] not in _live_worker_children()  # the spare ran the pair (a worker runs one pair)
+        assert len(_live_worker_children()) == 1  # and another one waits
+    assert _live_worker_children() == []
+
+
+def test_without_keep_warm_no_worker_outlives_the_call(fixture_tasks, fast_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    pool = EvalPool(fast_config, spares=1)
+    pool.map([(task, reference_candidate(task))])
+    assert _live_worker_children() == []
+
+
 @pytest.mark.slow
 def test_compile_baseline_threads_are_the_harness_own(fixture_tasks, fast_config):
     """torch.compile of the reference starts compile-worker threads; they are not the candidate's."""

@@ -41,9 +41,9 @@ def _tokenizer_for_tiny(section: PolicySection) -> Any:
 
     if section.tokenizer:
         return AutoTokenizer.from_pretrained(section.tokenizer, local_files_only=True)
-    from .embedded import load_embedded
+    from .embedded import load_embedded_tokenizer
 
-    return load_embedded()[1]
+    return load_embedded_tokenizer()
 
 
 def load_policy(section: PolicySection, *, seed: int = 0, checkpoint: str | Path | None = None,

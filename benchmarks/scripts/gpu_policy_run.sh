@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One device call of the policy work (issue 6). Prepare here first (this machine, not the GPU one):
+#   uv run python -m cudal1.policy.embedded --save-tokenizer .carry/tokenizer     # the tiny policy's tokenizer
+#   rm -rf .whl/ws && uv build --all-packages -o .whl/ws                          # cudal1's own wheels
+#   + third-party wheels in .whl/ (trl, datasets, dill, multiprocess, pydantic*, annotated-types,
+#     typing-inspection, hjson) and deepspeed's sdist, as the device tool's README says
+# Then, on the GPU machine, with carry [.whl, .carry]:
+#   bash benchmarks/scripts/gpu_policy_run.sh single    # GRPO with the tiny policy, harness on the GPU
+#   bash benchmarks/scripts/gpu_policy_run.sh zero2     # the same in 2 processes, DeepSpeed ZeRO-2 (2 GPUs)
+set -u
+: "${OUT:=/tmp/cudal1-out}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+t0=$(date +%s)
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+  .whl/*.whl .whl/ws/*.whl > "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 1; }
+if ls .whl/deepspeed-*.tar.gz > /dev/null 2>&1; then
+  DS_BUILD_OPS=0 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir \
+    --target /tmp/site .whl/deepspeed-*.tar.gz >> "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 1; }
+fi
+export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
+echo "install $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
+python3 -c "import torch, transformers, trl, accelerate, peft, datasets; print('torch', torch.__version__, 'transformers', transformers.__version__, 'trl', trl.__version__, 'accelerate', accelerate.__version__, 'peft', peft.__version__, 'datasets', datasets.__version__)" | tee "$OUT/versions.txt"
+nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/versions.txt"
+for phase in "$@"; do
+  t0=$(date +%s)
+  case "$phase" in
+    single)
+      timeout "${SINGLE_S:-420}" python3 apps/train_grpo.py --recipe tiny-gpu --run-name single --output-dir "$OUT/runs" \
+        policy.tokenizer=.carry/tokenizer ${SINGLE_ARGS:-} > "$OUT/single.txt" 2>&1
+      echo "single rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/single.txt" ;;
+    zero2)
+      python3 -c "import deepspeed; print('deepspeed', deepspeed.__version__)" | tee -a "$OUT/versions.txt"
+      timeout "${ZERO2_S:-480}" python3 -m accelerate.commands.launch --config_file apps/configs/accelerate/zero2.yaml \
+        --num_processes 2 apps/train_grpo.py --recipe tiny-gpu --run-name zero2 --output-dir "$OUT/runs" \
+        policy.tokenizer=.carry/tokenizer ${ZERO2_ARGS:-} > "$OUT/zero2.txt" 2>&1
+      echo "zero2 rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/zero2.txt" ;;
+    *) echo "unknown phase $phase" >&2; exit 2 ;;
+  esac
+done
+rm -rf "$OUT"/runs/*/checkpoint "$OUT"/runs/*/trainer  # weights stay there; the logs and stores come back

@@ -1,0 +1,377 @@
+"""Reward evaluation at scale: (task, candidate) pairs -> EvalResults, on this machine or on a Ray cluster.
+
+    with make_evaluator(config, ray_address=recipe.eval.ray_address, store=store) as ev:
+        results = ev.evaluate(pairs, run="grpo-step-12")      # input order; each result stored as it exists
+
+Two evaluators share one protocol (:class:`Evaluator`):
+
+- :class:`LocalEvaluator` holds one long-lived :class:`~cudal1.harness.EvalPool` (one lane per GPU, or
+  ``cpu_lanes`` on the CPU). It is kept across calls: a new pool per call would pay the CUDA probe again.
+- :class:`RayEvaluator` holds Ray actors, each with its own EvalPool: one actor per GPU of the cluster on a
+  CUDA config (``num_gpus=1``; Ray sets ``CUDA_VISIBLE_DEVICES`` inside the actor, so its pool times on
+  that one GPU), ``num_actors`` CPU actors otherwise. The driver hands out pairs as actors free up, in
+  chunks no larger than an actor's fair share of what is left: up to 4 on a GPU (its pool then starts the
+  next workers while one pair is timed), ``cpu_lanes`` on the CPU (one per lane). An actor streams
+  each result back as its worker finishes (long polls, which also work through Ray Client), and the
+  driver stores it at once: the store is a local SQLite file that actors never touch. Tasks, candidates
+  and results cross the process boundary as JSON strings (their ``to_json``/``from_json``).
+
+Failures: pairs of an actor that dies go back to the queue once and run on the other actors; a pair that
+loses a second actor, or finds none left, ends the call with :class:`EvaluatorError`, after every other
+pair has finished; results measured before that are already in the store and are not re-run.
+
+A local Ray instance (no address) runs workers on this machine's interpreter, so Ray's ``uv run`` hook,
+which builds a copy of the project's environment in every worker, is switched off for it
+(``RAY_ENABLE_UV_RUN_RUNTIME_ENV=0`` when Ray is not imported yet). On a cluster the hook is what ships
+the project to the workers; otherwise install cudal1 on every node.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import queue
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from cudal1.harness import Candidate, EvalConfig, EvalPool, EvalResult, ResultStore, Task
+
+Pair = tuple[Task, Candidate]
+_POLL_S = 5.0  # how long one long poll of an actor waits for results (s)
+_GPU_CHUNK = 4  # pairs handed to a GPU actor at once: its pool starts 3 workers ahead (EvalPool's spares)
+
+
+class EvaluatorError(RuntimeError):
+    """Some pairs got no result (their actors died). ``results`` holds what was measured, None elsewhere."""
+
+    def __init__(self, message: str, results: list[EvalResult | None]) -> None:
+        super().__init__(message)
+        self.results = results
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    def evaluate(self, pairs: Sequence[Pair], *, run: str = "") -> list[EvalResult]:
+        """One EvalResult per pair, in input order; stored under ``run`` when the evaluator has a store."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Evaluator: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class _Closable:
+    _closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"this {type(self).__name__} is closed; create a new one to evaluate more pairs")
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalEvaluator(_Closable):
+    """Evaluates on this machine through one EvalPool kept for the evaluator's life.
+
+    Args:
+        config: evaluation settings.
+        store: results store; pairs already in it are read back, new results are added as they exist.
+        gpus: GPU indices for a CUDA config (default: all visible); cpu_lanes: CPU lanes otherwise.
+    """
+
+    def __init__(self, config: EvalConfig, *, store: ResultStore | None = None,
+                 gpus: Sequence[int] | None = None, cpu_lanes: int = 1) -> None:
+        self.config, self.store = config, store
+        # keep_warm: the next call's first pair need not wait for a cold worker (seconds on a GPU)
+        self.pool = EvalPool(config, gpus=gpus, cpu_lanes=cpu_lanes, keep_warm=True)
+
+    def evaluate(self, pairs: Sequence[Pair], *, run: str = "") -> list[EvalResult]:
+        self._check_open()
+        return self.pool.map(list(pairs), store=self.store, run=run)
+
+    def close(self) -> None:
+        """Stop the pool's waiting workers; the evaluator refuses further calls."""
+        self.pool.close()
+        super().close()
+
+
+def actor_options(config: EvalConfig) -> dict[str, Any]:
+    """Ray resources and restart policy of one evaluation actor: one GPU on a CUDA config, one CPU always;
+    never restarted by Ray (the driver re-queues a dead actor's pairs itself)."""
+    opts: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "max_task_retries": 0}
+    if config.is_cuda:
+        opts["num_gpus"] = 1
+    return opts
+
+
+class _PoolActor:
+    """Body of one Ray actor: an EvalPool fed chunks of pairs as JSON, results polled back as JSON."""
+
+    def __init__(self, config_json: str, cpu_lanes: int) -> None:
+        self._pool = EvalPool(EvalConfig.from_dict(json.loads(config_json)), cpu_lanes=cpu_lanes, keep_warm=True)
+        self._queue: queue.Queue[list[Any]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    def info(self) -> dict[str, Any]:
+        return {"host": socket.gethostname(), "pid": os.getpid(), "lanes": len(self._pool.slots),
+                "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
+
+    def start(self, chunk: list[list[str]]) -> None:
+        """Begin evaluating ``[[task_json, candidate_json], ...]`` in the background."""
+        if self._thread is not None:
+            self._thread.join()  # never time two chunks at once on one device
+        pairs = [(Task.from_json(t), Candidate.from_json(c)) for t, c in chunk]
+        q: queue.Queue[list[Any]] = queue.Queue()
+        self._queue = q
+
+        def work() -> None:
+            try:
+                self._pool.map(pairs, on_result=lambda i, r: q.put(["result", i, r.to_json()]))
+                q.put(["done", -1, ""])
+            except BaseException as e:  # noqa: BLE001 - reported to the driver
+                q.put(["error", -1, f"{type(e).__name__}: {e}"])
+
+        self._thread = threading.Thread(target=work, daemon=True)
+        self._thread.start()
+
+    def results(self, wait_s: float) -> list[list[Any]]:
+        """``[kind, index, text]`` items finished since the last call; waits up to ``wait_s`` for the first."""
+        items: list[list[Any]] = []
+        try:
+            items.append(self._queue.get(timeout=wait_s))
+            while True:
+                items.append(self._queue.get_nowait())
+        except queue.Empty:
+            return items
+
+
+class _ActorLost(Exception):
+    """The actor behind a lane is gone: retire the lane."""
+
+
+class _ChunkFailed(Exception):
+    """A chunk ended without all its results, the actor still alive."""
+
+
+Lane = Callable[[list[int], Callable[[int, EvalResult], None]], None]
+
+
+def _dispatch(lanes: Mapping[int, Lane], todo: Sequence[int], on_result: Callable[[int, EvalResult], None],
+              max_chunk: int = 1) -> tuple[dict[int, str], list[int]]:
+    """Run pair indices ``todo`` over ``lanes`` (lane id -> ``lane(chunk, on_result)``) as lanes free up,
+    in chunks of at most ``max_chunk`` and at most a live lane's fair share of what is left.
+
+    A lane raising ``_ActorLost`` is retired; the unfinished pairs of a failed chunk are re-queued once.
+    Returns ({pair index: why it got no result}, ids of the lanes lost)."""
+    pending, tries, cv = collections.deque(todo), collections.Counter[int](), threading.Condition()
+    failed: dict[int, str] = {}
+    lost: list[int] = []
+    why_lost: list[str] = []
+    busy = [0]
+
+    def drive(k: int, lane: Lane) -> None:
+        while True:
+            with cv:
+                while not pending and busy[0]:
+                    cv.wait()
+                if not pending:
+                    return
+                live = max(1, len(lanes) - len(lost))
+                n = max(1, min(max_chunk, -(-len(pending) // live)))
+                chunk = [pending.popleft() for _ in range(n)]
+                busy[0] += 1
+            got: set[int] = set()
+            why, dead = "the actor ended its chunk without this pair's result", False
+
+            def each(i: int, res: EvalResult, got: set[int] = got) -> None:
+                on_result(i, res)
+                got.add(i)
+
+            try:
+                lane(chunk, each)
+            except _ActorLost as e:
+                why, dead = str(e), True
+            except _ChunkFailed as e:
+                why = str(e)
+            with cv:
+                busy[0] -= 1
+                for i in chunk:
+                    if i not in got:
+                        tries[i] += 1
+                        if tries[i] >= 2:
+                            failed[i] = f"failed twice; last: {why}"
+                        else:
+                            pending.append(i)
+                if dead:
+                    lost.append(k)
+                    why_lost.append(why)
+                cv.notify_all()
+            if dead:
+                return
+
+    threads = [threading.Thread(target=drive, args=kv, daemon=True) for kv in lanes.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in pending:
+        failed[i] = f"no live Ray actor was left to run it (last lost: {why_lost[-1] if why_lost else 'none'})"
+    return failed, lost
+
+
+class RayEvaluator(_Closable):
+    """Evaluates on Ray actors, one EvalPool each (see the module docstring).
+
+    Args:
+        config: evaluation settings (``cuda:N`` counts as ``cuda``: each actor uses the GPU Ray gives it).
+        address: ``"auto"``, ``"ray://host:10001"``, or None to start a local instance (unless Ray is
+            already initialised in this process: then that one is used, and left running by ``close()``).
+        store: results store on this machine; the driver reads finished pairs back and adds new results.
+        num_actors: actors to start (default: one per cluster GPU on a CUDA config, 1 on a CPU config).
+        cpu_lanes: CPU lanes per actor's pool (CPU config).
+        init_kwargs: extra ``ray.init`` arguments when this object initialises Ray (e.g. ``num_cpus``).
+        start_timeout_s: seconds to wait for every actor to be placed and to build its pool.
+    Attributes:
+        startup_s: ``{"ray_init": s, "actors": s}``; actor_info: host, pid, visible GPU of each actor.
+    """
+
+    def __init__(self, config: EvalConfig, *, address: str | None = None, store: ResultStore | None = None,
+                 num_actors: int | None = None, cpu_lanes: int = 1, init_kwargs: Mapping[str, Any] | None = None,
+                 start_timeout_s: float = 300.0) -> None:
+        self.config, self.store, self.cpu_lanes = config, store, max(1, cpu_lanes)
+        local = address in (None, "local")
+        if local and "ray" not in sys.modules:  # see the module docstring
+            os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        try:
+            import ray
+        except ImportError as e:
+            raise ImportError("RayEvaluator needs Ray (`pip install 'ray>=2.40'`, or `uv sync` with the dev group);"
+                              " or give no Ray address to evaluate on this machine") from e
+        self._ray, t0 = ray, time.monotonic()
+        self._owns_ray = not ray.is_initialized()
+        if self._owns_ray:
+            ray.init(address=address, **{**({"include_dashboard": False} if local else {}), **(init_kwargs or {})})
+        self.startup_s = {"ray_init": time.monotonic() - t0}
+        self._actors: dict[int, Any] = {}
+        opts = actor_options(config)
+        try:
+            gpus = int(ray.cluster_resources().get("GPU", 0))
+            if config.is_cuda and (gpus == 0 or (num_actors or 0) > gpus):
+                raise RuntimeError(f"config asks for device 'cuda' and {num_actors or 'one actor per GPU'} actors, "
+                                   f"but the Ray cluster has {gpus} GPU(s); start Ray nodes with GPUs "
+                                   "(`ray start --num-gpus N`), lower num_actors, or use device 'cpu'")
+            n = num_actors if num_actors is not None else (gpus if config.is_cuda else 1)
+            actor_cfg = config.replace(device="cuda") if config.is_cuda else config
+            cls = ray.remote(_PoolActor).options(**opts)
+            self._actors = {k: cls.remote(json.dumps(actor_cfg.to_dict()), cpu_lanes) for k in range(max(1, n))}
+            t1 = time.monotonic()
+            infos = ray.get([a.info.remote() for a in self._actors.values()], timeout=start_timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            msg = (f"{len(self._actors)} Ray evaluation actor(s) did not start within {start_timeout_s:g} s; each "
+                   f"asks for {opts} and the cluster has {ray.cluster_resources()}: free resources, lower "
+                   "num_actors or raise start_timeout_s")
+            self.close()
+            raise RuntimeError(msg) from None
+        except BaseException as e:
+            self.close()
+            if isinstance(e, ray.exceptions.RayError):
+                raise RuntimeError(f"a Ray evaluation actor failed to start: {e}; check that cudal1 is installed "
+                                   "on every node and that the config's device exists there") from e
+            raise
+        self.startup_s["actors"] = time.monotonic() - t1
+        self.actor_info: dict[int, dict[str, Any]] = dict(zip(self._actors, infos, strict=True))
+
+    @property
+    def actors(self) -> list[Any]:
+        """Handles of the live actors."""
+        return list(self._actors.values())
+
+    def _lane(self, k: int, pairs: Sequence[Pair]) -> Lane:
+        ray, actor, info = self._ray, self._actors[k], self.actor_info[k]
+
+        def lane(chunk: list[int], on_result: Callable[[int, EvalResult], None]) -> None:
+            try:
+                ray.get(actor.start.remote([[pairs[i][0].to_json(), pairs[i][1].to_json()] for i in chunk]))
+                while True:
+                    for kind, j, text in ray.get(actor.results.remote(_POLL_S)):
+                        if kind == "result":
+                            on_result(chunk[j], EvalResult.from_json(text))
+                        elif kind == "error":
+                            raise _ChunkFailed(f"the harness raised on Ray actor {k}: {text}")
+                        else:
+                            return
+            except ray.exceptions.RayActorError as e:
+                ray.kill(actor, no_restart=True)
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                raise _ActorLost(f"Ray actor {k} ({info['host']} pid {info['pid']}) died: {first}") from e
+            except ray.exceptions.RayError as e:
+                raise _ChunkFailed(f"Ray call to actor {k} failed: {e}") from e
+
+        return lane
+
+    def evaluate(self, pairs: Sequence[Pair], *, run: str = "") -> list[EvalResult]:
+        self._check_open()
+        pairs = list(pairs)
+        results: list[EvalResult | None] = [None] * len(pairs)
+        todo = []
+        for i, (task, cand) in enumerate(pairs):
+            prev = self.store.lookup(task, cand, self.config) if self.store is not None else None
+            if prev is None:
+                todo.append(i)
+            results[i] = prev
+
+        def store_one(i: int, res: EvalResult) -> None:
+            if self.store is not None:
+                self.store.add(res, pairs[i][0], pairs[i][1], self.config, run=run)
+            results[i] = res
+
+        chunk = _GPU_CHUNK if self.config.is_cuda else self.cpu_lanes
+        failed, lost = _dispatch({k: self._lane(k, pairs) for k in self._actors}, todo, store_one, chunk)
+        for k in lost:
+            self._actors.pop(k, None)
+        if not failed:
+            return [r for r in results if r is not None]
+        shown = "; ".join(f"#{i} {pairs[i][0].name}: {why}" for i, why in sorted(failed.items())[:3])
+        kept = ("are in the store; call evaluate again to run only the missing ones" if self.store is not None
+                else "are in this error's .results (pass store= to keep them across calls)")
+        raise EvaluatorError(f"{len(failed)} of {len(pairs)} pairs got no result ({shown}). {len(self._actors)} Ray "
+                             f"actor(s) remain; the {len(pairs) - len(failed)} results measured {kept}. Check the "
+                             "actors' logs (`ray logs`) for out-of-memory kills or crashes; with no actor left, "
+                             "create a new RayEvaluator.", results)
+
+    def close(self) -> None:
+        """Kill the actors (their pools with them); shut Ray down if this object initialised it."""
+        for actor in self._actors.values():
+            with contextlib.suppress(Exception):  # already gone
+                self._ray.kill(actor, no_restart=True)
+        self._actors = {}
+        if self._owns_ray and not self._closed and self._ray.is_initialized():
+            self._ray.shutdown()
+        super().close()
+
+
+def make_evaluator(config: EvalConfig, *, ray_address: str | None = None, store: ResultStore | None = None,
+                   **kw: Any) -> Evaluator:
+    """A :class:`RayEvaluator` when ``ray_address`` is given (``"local"`` starts a local instance), else a
+    :class:`LocalEvaluator`; ``kw`` goes to the chosen class (``gpus``/``cpu_lanes`` or ``num_actors`` ...)."""
+    if ray_address:
+        return RayEvaluator(config, address=ray_address, store=store, **kw)
+    return LocalEvaluator(config, store=store, **kw)
+
+
+__all__ = ["Evaluator", "EvaluatorError", "LocalEvaluator", "RayEvaluator", "actor_options", "make_evaluator"]

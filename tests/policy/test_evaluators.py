@@ -1,0 +1,223 @@
+"""Evaluators: the dispatch logic with scripted lanes (milliseconds), then a real local Ray instance
+(2 CPUs, no dashboard) against the local pool on tiny CPU tasks: a correct rewrite, a wrong one, a crash.
+
+The Ray tests share one module-scoped RayEvaluator, which starts Ray itself, and run in file order: the
+last ones kill its actors and close it. They are marked slow: each pair starts a worker that imports torch
+(~4 CPU-s), so on 2 cores the file takes 70 s or more, most of it in those Ray tests."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore, load_suite
+from cudal1.policy import evaluators
+from cudal1.policy.evaluators import (
+    Evaluator,
+    EvaluatorError,
+    LocalEvaluator,
+    RayEvaluator,
+    _ActorLost,
+    _ChunkFailed,
+    _dispatch,
+    actor_options,
+    make_evaluator,
+)
+
+# a local instance needs no copy of the project's environment per worker (Ray's `uv run` hook; ~5 s each)
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+ray = pytest.importorskip("ray")
+
+FIXTURES = Path(__file__).parents[1] / "harness" / "fixtures"
+TASK = next(t for t in load_suite(f"dir:{FIXTURES / 'tasks'}") if t.name == "tiny_linear_relu")
+
+
+def cand(name: str) -> Candidate:
+    return Candidate(source=(FIXTURES / "candidates" / f"{name}.py").read_text(), task=TASK.name, origin="test")
+
+
+@pytest.fixture(scope="module")
+def fast(tmp_path_factory: pytest.TempPathFactory) -> EvalConfig:
+    return EvalConfig(device="cpu", trials=2, time_budget_s=0.05, buckets=3, min_rounds=3, max_rounds=10,
+                      attempts=1, cpu_threads=1, compile_timeout_s=60, run_timeout_s=30,
+                      cache_dir=str(tmp_path_factory.mktemp("cache")))
+
+
+# -- dispatch, scripted lanes ----------------------------------------------------------------------
+def fake_result(i: int) -> EvalResult:
+    return EvalResult(task=f"t{i}", status="incorrect")
+
+
+def lane_sleeping(seconds: float, seen: list[int]):
+    def lane(chunk, on_result):
+        for i in chunk:
+            time.sleep(seconds)
+            seen.append(i)
+            on_result(i, fake_result(i))
+    return lane
+
+
+def test_dispatch_feeds_lanes_as_they_free_up():
+    slow, quick, got = [], [], {}
+    failed, lost = _dispatch({0: lane_sleeping(0.2, slow), 1: lane_sleeping(0.005, quick)}, range(24),
+                             lambda i, r: got.setdefault(i, r), max_chunk=4)
+    assert failed == {} and lost == []
+    assert sorted(got) == list(range(24)) and all(got[i].task == f"t{i}" for i in got)
+    assert len(quick) > 3 * len(slow), (slow, quick)  # not a static split
+
+
+def test_dispatch_chunks_are_at_most_a_fair_share():
+    sizes = []
+
+    def lane(chunk, on_result):
+        sizes.append(len(chunk))
+        for i in chunk:
+            on_result(i, fake_result(i))
+
+    _dispatch({0: lane, 1: lane, 2: lane}, range(5), lambda i, r: None, max_chunk=4)
+    assert max(sizes) == 2 and sum(sizes) == 5
+
+
+def test_dispatch_requeues_a_lost_lanes_pairs_once():
+    done, got = [], {}
+
+    def dies(chunk, on_result):
+        on_result(chunk[0], fake_result(chunk[0]))  # measured before the death: kept, not re-run
+        raise _ActorLost("actor 0 died")
+
+    failed, lost = _dispatch({0: dies, 1: lane_sleeping(0.01, done)}, range(6), lambda i, r: got.setdefault(i, []).append(r))
+    assert failed == {} and lost == [0]
+    assert sorted(got) == list(range(6)) and all(len(v) == 1 for v in got.values())
+
+
+def test_dispatch_reports_a_pair_that_fails_twice():
+    def dies(chunk, on_result):
+        raise _ActorLost("died: SIGKILL")
+
+    failed, lost = _dispatch({0: dies, 1: dies}, [0], lambda i, r: None)
+    assert sorted(lost) == [0, 1] and failed[0].startswith("failed twice") and "SIGKILL" in failed[0]
+
+    def harness_bug(chunk, on_result):
+        raise _ChunkFailed("the harness raised")
+
+    failed, lost = _dispatch({0: harness_bug}, [0, 1], lambda i, r: None)
+    assert lost == [] and set(failed) == {0, 1}
+    failed, _ = _dispatch({}, [3], lambda i, r: None)
+    assert "no live Ray actor" in failed[3]
+
+
+def test_actor_options_ask_one_gpu_per_actor_on_cuda():
+    assert actor_options(EvalConfig(device="cuda"))["num_gpus"] == 1
+    assert actor_options(EvalConfig(device="cuda:3"))["num_gpus"] == 1
+    assert "num_gpus" not in actor_options(EvalConfig(device="cpu"))
+    assert actor_options(EvalConfig())["max_restarts"] == 0  # the driver re-queues, Ray does not re-run
+
+
+def test_make_evaluator_picks_ray_only_with_an_address(monkeypatch, fast):
+    made = []
+    monkeypatch.setattr(evaluators, "RayEvaluator", lambda cfg, **kw: made.append(("ray", kw)))
+    monkeypatch.setattr(evaluators, "LocalEvaluator", lambda cfg, **kw: made.append(("local", kw)))
+    make_evaluator(fast, ray_address="auto", num_actors=2)
+    make_evaluator(fast, cpu_lanes=2)
+    make_evaluator(fast, ray_address="")
+    assert made == [("ray", {"address": "auto", "store": None, "num_actors": 2}),
+                    ("local", {"store": None, "cpu_lanes": 2}), ("local", {"store": None})]
+
+
+# -- a real local Ray instance ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> ResultStore:
+    return ResultStore(tmp_path_factory.mktemp("store") / "results.sqlite")
+
+
+@pytest.fixture(scope="module")
+def ray_ev(fast, store):
+    assert not ray.is_initialized()
+    ev = RayEvaluator(fast, store=store, num_actors=2, init_kwargs={"num_cpus": 2, "log_to_driver": False})
+    print(f"Ray start-up: {ev.startup_s}")
+    assert ev.startup_s["ray_init"] < 60 and ev.startup_s["actors"] < 60
+    yield ev
+    ev.close()
+
+
+@pytest.mark.slow
+def test_ray_matches_local_keeps_order_and_stores_as_results_arrive(ray_ev, store, fast):
+    assert isinstance(ray_ev, Evaluator)
+    pairs = [(TASK, cand("wrong_values")), (TASK, cand("correct_rewrite")), (TASK, cand("segfault"))]
+    out: list[list[EvalResult]] = []
+    worker = threading.Thread(target=lambda: out.append(ray_ev.evaluate(pairs, run="ray")))
+    worker.start()
+    counts = set()
+    while worker.is_alive():
+        counts.add(len(store.results(run="ray")))
+        time.sleep(0.05)
+    (got,) = out
+    assert [r.status for r in got] == ["incorrect", "ok", "runtime_error"], [r.reason for r in got]
+    assert [r.candidate_hash for r in got] == [c.hash for _, c in pairs]
+    assert counts & {1, 2}, f"results reached the store only at the end: {counts}"
+    assert [store.lookup(t, c, fast) for t, c in pairs] == got
+    t0 = time.monotonic()
+    assert ray_ev.evaluate(pairs, run="ray") == got and time.monotonic() - t0 < 2  # read back, not re-run
+    with LocalEvaluator(fast, cpu_lanes=2) as local:
+        assert [r.status for r in local.evaluate(pairs)] == [r.status for r in got]
+    with pytest.raises(RuntimeError, match="closed"):
+        local.evaluate(pairs)
+
+
+@pytest.mark.slow
+def test_a_killed_actors_pairs_run_on_the_other(ray_ev, store):
+    pairs = [(TASK, cand("wrong_shape")), (TASK, cand("nan_output"))]
+    victim = ray_ev.actors[0]
+    killer = threading.Timer(2.5, lambda: ray.kill(victim))  # mid-pair: a worker's start alone takes ~4 s here
+    killer.start()
+    got = ray_ev.evaluate(pairs, run="kill")
+    killer.join()
+    assert [r.status for r in got] == ["incorrect", "incorrect"], [r.reason for r in got]
+    assert len(ray_ev.actors) == 1 and victim not in ray_ev.actors
+    assert len(store.results(run="kill")) == 2
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_one_actor_per_gpu(ray_ev, tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    cfg = EvalConfig(device="cuda", trials=2, time_budget_s=0.05, attempts=1, cache_dir=str(tmp_path))
+    with RayEvaluator(cfg) as ev:
+        visible = [info["cuda_visible_devices"] for info in ev.actor_info.values()]
+        assert len(visible) == torch.cuda.device_count() and len(set(visible)) == len(visible)
+        assert all(r.status == "ok" for r in ev.evaluate([(TASK, cand("correct_rewrite"))] * len(visible)))
+    assert ray.is_initialized()  # not started by that evaluator: left running
+
+
+@pytest.mark.slow
+def test_close_kills_actors_and_keeps_a_ray_it_did_not_start(ray_ev, fast):
+    with RayEvaluator(fast, num_actors=1) as other:
+        (actor,) = other.actors
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(actor.info.remote(), timeout=30)
+    assert ray.is_initialized()
+    with pytest.raises(RuntimeError, match="closed"):
+        other.evaluate([(TASK, cand("correct_rewrite"))])
+    if not ray.cluster_resources().get("GPU"):
+        with pytest.raises(RuntimeError, match="cluster has 0 GPU"):
+            RayEvaluator(EvalConfig(device="cuda"))
+
+
+@pytest.mark.slow
+def test_no_actor_left_is_a_clear_error_then_close_shuts_down_its_ray(ray_ev, store):
+    ray.kill(ray_ev.actors[0])
+    with pytest.raises(EvaluatorError, match="no live Ray actor") as err:
+        ray_ev.evaluate([(TASK, cand("raises"))], run="none-left")
+    assert "create a new RayEvaluator" in str(err.value) and "died" in str(err.value)
+    assert err.value.results == [None]
+    assert ray_ev.actors == []
+    with pytest.raises(RuntimeError, match="did not start within 1.5 s"):  # 3 actors, 2 CPUs
+        RayEvaluator(ray_ev.config, num_actors=3, start_timeout_s=1.5)
+    ray_ev.close()
+    assert not ray.is_initialized()
