@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudal1.harness import EvalPool, evaluate, reference_candidate
+from cudal1.harness import Candidate, EvalPool, evaluate, reference_candidate
 
 FAILURE_CASES = {
     # candidate fixture: (status, words the reason must contain)
@@ -119,6 +119,19 @@ def test_spare_workers_are_used_and_cleaned_up(fixture_tasks, fast_config):
     results = pool.map([(task, reference_candidate(task))] * 3)
     assert [r.status for r in results] == ["ok"] * 3
     assert _live_worker_children() == []
+
+
+def test_syntax_errors_are_found_without_a_worker(fixture_tasks, fast_config, candidate):
+    task = fixture_tasks["tiny_linear_relu"]
+    pool = EvalPool(fast_config)
+    pool.slots[0].take_worker = lambda: pytest.fail("a worker was started for unparseable source")
+    bad = candidate("syntax_error")
+    (res,) = pool.map([(task, bad)])
+    assert res.status == "compile_error" and res.reason.startswith("syntax error at line")
+    assert res.task == task.name and res.candidate_hash == bad.hash and res.wall_s < 1.0
+    nul = Candidate(source="x = 1\0\n", task=task.name, origin="test")
+    (res,) = pool.map([(task, nul)])
+    assert res.status == "compile_error" and "null bytes" in res.reason
 
 
 def test_keep_warm_pool_keeps_spares_between_calls_until_closed(fixture_tasks, fast_config):

@@ -10,6 +10,7 @@ interrupted run resumes. Each result is written to the store as soon as it exist
 
 from __future__ import annotations
 
+import ast
 import collections
 import json
 import os
@@ -173,7 +174,7 @@ class EvalPool:
         """Compile every candidate that builds extensions, in parallel, once per content key."""
         todo: dict[str, Candidate] = {}
         for c in candidates:
-            if buildcache.needs_build(c.source):
+            if buildcache.needs_build(c.source) and not syntax_problem(c.source):
                 todo.setdefault(self.build_key(c), c)
         if not todo:
             return {}
@@ -203,6 +204,9 @@ class EvalPool:
         t0 = time.monotonic()
         base = {"task": task.name, "baseline": self.config.baseline, "device": self.config.device.split(":")[0],
                 "task_hash": task.hash, "candidate_hash": candidate.hash}
+        problem = syntax_problem(candidate.source)
+        if problem:  # no worker needed to see that (a worker start costs seconds; policies write many of these)
+            return EvalResult(status="compile_error", reason=problem, wall_s=time.monotonic() - t0, **base)
         key = self.build_key(candidate) if buildcache.needs_build(candidate.source) else None
         if key is not None:
             rec = buildcache.read_record(self.cache_root, key)
@@ -325,6 +329,18 @@ class EvalPool:
         if errors:
             raise errors[0]
         return [r for r in results if r is not None]
+
+
+def syntax_problem(source: str) -> str:
+    """``"syntax error at line N: ..."`` when ``source`` does not parse as Python, else ``""``. Parsing runs
+    nothing of the candidate (the worker would report the same error, after seconds of start-up)."""
+    try:
+        ast.parse(source)
+    except SyntaxError as e:
+        return f"syntax error at line {e.lineno}: {e.msg}" if e.lineno else f"syntax error: {e.msg}"
+    except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
+        return f"source cannot be parsed: {type(e).__name__}: {e}"[:300]
+    return ""
 
 
 def assemble_result(outcome: JobOutcome, base: dict[str, Any], wall_s: float) -> EvalResult:
