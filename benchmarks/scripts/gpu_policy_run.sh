@@ -5,7 +5,8 @@
 #   + third-party wheels in .whl/ (trl, datasets, dill, multiprocess, pydantic*, annotated-types,
 #     typing-inspection, hjson) and deepspeed's sdist, as the device tool's README says
 # Then, on the GPU machine, with carry [.whl, .carry]:
-#   bash benchmarks/scripts/gpu_policy_run.sh single    # GRPO with the tiny policy, harness on the GPU
+#   bash benchmarks/scripts/gpu_policy_run.sh single    # GRPO with the tiny policy, harness on the GPU (GPU 0:
+#                                                      # one process trains on one GPU; trl refuses DataParallel)
 #   bash benchmarks/scripts/gpu_policy_run.sh zero2     # the same in 2 processes, DeepSpeed ZeRO-2 (2 GPUs)
 set -u
 : "${OUT:=/tmp/cudal1-out}"
@@ -26,7 +27,7 @@ for phase in "$@"; do
   t0=$(date +%s)
   case "$phase" in
     single)
-      timeout "${SINGLE_S:-420}" python3 apps/train_grpo.py --recipe tiny-gpu --run-name single --output-dir "$OUT/runs" \
+      CUDA_VISIBLE_DEVICES=${SINGLE_GPU:-0} timeout "${SINGLE_S:-420}" python3 apps/train_grpo.py --recipe tiny-gpu --run-name single --output-dir "$OUT/runs" \
         policy.tokenizer=.carry/tokenizer ${SINGLE_ARGS:-} > "$OUT/single.txt" 2>&1
       echo "single rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/single.txt" ;;
     zero2)
@@ -39,3 +40,4 @@ for phase in "$@"; do
   esac
 done
 rm -rf "$OUT"/runs/*/checkpoint "$OUT"/runs/*/trainer  # weights stay there; the logs and stores come back
+[ -d "$OUT/runs" ] && tar -C "$OUT" -czf "$OUT/runs.tar.gz" runs && rm -rf "$OUT/runs"

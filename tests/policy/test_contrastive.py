@@ -41,16 +41,20 @@ def test_exemplars_come_from_this_tasks_results(tmp_path):
     assert "BATCH = 4" in text and "## Performance Analysis" in text
 
 
-def test_no_results_gives_first_attempt_prompts_and_budget_trims(tmp_path):
+def test_no_success_yet_shows_the_reference_and_budget_trims(tmp_path):
     (relu,) = select_tasks("builtin", ["relu"])
     store = ResultStore(tmp_path / "r.sqlite")
     rows = build_prompt_rows(store, [relu], n=2, tau=1.0, bucket_width=0.25, rng=random.Random(0),
                              count_tokens=len, max_tokens=100_000)
-    assert rows[0]["exemplars"] == 0 and "first attempt" in rows[0]["prompt"][0]["content"]
+    # before any success the reference (as ModelNew, score 1.00) is the one exemplar
+    assert rows[0]["exemplars"] == 1 and "class ModelNew" in rows[0]["prompt"][0]["content"]
+    assert "score 1.00" in rows[0]["prompt"][0]["content"]
     for i in range(2):
         store.add(EvalResult(task="relu", status="ok", speedup=1.0 + i, task_hash=relu.hash), relu,
                   Candidate(code(i) * 50, "relu"), CFG)
-    base = len(rows[0]["prompt"][0]["content"])
+    from cudal1.prompts import render_contrastive
+
+    base = len(render_contrastive(relu.source, []))
     tight = build_prompt_rows(store, [relu], n=2, tau=1.0, bucket_width=0.25, rng=random.Random(0),
                               count_tokens=len, max_tokens=base + 5000)
     assert tight[0]["exemplars"] == 1  # one exemplar fits the budget, the lower-scored one was dropped

@@ -15,6 +15,8 @@ from typing import Any
 from cudal1.harness import ResultStore, Task
 from cudal1.prompts import Exemplar, fit_to_budget, sample_exemplars
 
+from .seed_data import reference_as_modelnew
+
 __all__ = ["build_prompt_rows", "exemplars_from_store"]
 
 
@@ -38,12 +40,16 @@ def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau:
                       rng: random.Random, count_tokens: Callable[[str], int], max_tokens: int,
                       per_task: int = 1) -> list[dict[str, Any]]:
     """Dataset rows for one GRPO round: ``per_task`` rows per task, each ``{"prompt": [user message],
-    "task": name, "exemplars": k}`` with ``k`` exemplars drawn from the store (0 before any result exists)."""
+    "task": name, "exemplars": k}`` with ``k`` exemplars drawn from the store. Before any candidate of a
+    task succeeded, its reference rewritten as ModelNew is the one exemplar (score 1.00, by definition),
+    as in the seed data's contrastive examples."""
     rows = []
     for task in tasks:
-        pool = exemplars_from_store(store, task)
+        pool = [e for e in exemplars_from_store(store, task) if e.score is not None]
+        if not pool:
+            pool = [Exemplar(code=reference_as_modelnew(task.source), score=1.0, status="ok", speedup=1.0)]
         for _ in range(per_task):
-            chosen = sample_exemplars(pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng) if pool else []
+            chosen = sample_exemplars(pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng)
             text = fit_to_budget(task.source, chosen, count_tokens, max_tokens)
             rows.append({"prompt": [{"role": "user", "content": text}], "task": task.name,
                          "exemplars": text.count("## Implementation")})
