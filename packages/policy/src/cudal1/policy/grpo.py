@@ -55,7 +55,7 @@ def _step_logger(run: RunDir, reward: HarnessReward, round_index: int) -> Any:
             self.t0 = 0.0
             self.gen0 = 0.0
             self.hist0 = 0
-            self.last_logs: dict[str, Any] = {}
+            self.pending: dict[str, Any] | None = None
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.t0 = time.monotonic()
@@ -63,7 +63,17 @@ def _step_logger(run: RunDir, reward: HarnessReward, round_index: int) -> Any:
             self.hist0 = len(reward.history)
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
-            self.last_logs = dict(logs or {})
+            # the trainer logs a step's loss after on_step_end: the step's record waits for it here
+            if self.pending is not None and logs and "loss" in logs:
+                self.flush(loss=logs.get("loss"))
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.flush(loss=None)
+
+        def flush(self, loss: Any) -> None:
+            if self.pending is not None:
+                run.log("grpo_step", **{**self.pending, "loss": loss})
+                self.pending = None
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             step_s = time.monotonic() - self.t0
@@ -86,11 +96,11 @@ def _step_logger(run: RunDir, reward: HarnessReward, round_index: int) -> Any:
                         flags[k[6:]] = flags.get(k[6:], 0) + int(v)
                 for k, v in c.get("statuses", {}).items():
                     statuses[k] = statuses.get(k, 0) + int(v)
-            loss = self.last_logs.get("loss")
-            run.log("grpo_step", round=round_index, step=int(state.global_step), step_s=step_s, generation_s=gen_s,
-                    reward_s=reward_s, optimisation_s=max(0.0, step_s - gen_s - reward_s), loss=loss,
-                    completions=sum(c["completions"] for c in calls), statuses=statuses, flags=flags,
-                    peak_rss_gib=peak_rss_gib(), **figures)
+            self.flush(loss=None)  # a previous step whose loss was never logged
+            self.pending = dict(round=round_index, step=int(state.global_step), step_s=step_s, generation_s=gen_s,
+                                reward_s=reward_s, optimisation_s=max(0.0, step_s - gen_s - reward_s),
+                                completions=sum(c["completions"] for c in calls), statuses=statuses, flags=flags,
+                                peak_rss_gib=peak_rss_gib(), **figures)
 
     return StepLog()
 
@@ -109,6 +119,9 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
     def count_tokens(text: str) -> int:
         return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    micro = g.micro_batch_size or g.num_generations
+    if micro < 1 or g.num_generations % micro:
+        raise ValueError(f"grpo.micro_batch_size ({micro}) must divide grpo.num_generations ({g.num_generations})")
     trainer_cls = _trainer_class()
     reward.group_size = g.num_generations
     for r in range(start_round, g.rounds):
@@ -120,8 +133,8 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         run.log("grpo_round_prompts", round=r, prompts=len(rows), tasks=[x["task"] for x in rows],
                 exemplars=[x["exemplars"] for x in rows])
         args = GRPOConfig(
-            output_dir=str(run.path / "trainer" / f"grpo-round{r}"), per_device_train_batch_size=g.num_generations,
-            gradient_accumulation_steps=1, num_generations=g.num_generations, max_completion_length=g.max_completion_length,
+            output_dir=str(run.path / "trainer" / f"grpo-round{r}"), per_device_train_batch_size=micro,
+            gradient_accumulation_steps=g.num_generations // micro, num_generations=g.num_generations, max_completion_length=g.max_completion_length,
             temperature=g.temperature, top_p=g.top_p, learning_rate=g.learning_rate, beta=g.beta,
             max_steps=len(rows), logging_steps=1, save_strategy="no", report_to=recipe.report_to,
             seed=recipe.seed + r, use_cpu=not cuda, shuffle_dataset=False, use_vllm=g.use_vllm,

@@ -103,11 +103,14 @@ class SelfTrainSection:
 class GRPOSection:
     """Stage 3: contrastive GRPO. Each round rebuilds the prompts from the results store (``exemplars``
     earlier solutions per prompt, drawn by score bucket with temperature ``tau``), then trains
-    ``steps_per_round`` optimizer steps of ``num_generations`` completions of one prompt each."""
+    ``steps_per_round`` optimizer steps of ``num_generations`` completions of one prompt each, the loss
+    computed ``micro_batch_size`` completions at a time (default: all at once; 1 bounds the memory of the
+    backward pass on a CPU), gradients accumulated over the group."""
 
     rounds: int = 2
     steps_per_round: int = 2
     num_generations: int = 4
+    micro_batch_size: int | None = None
     max_completion_length: int = 512
     temperature: float = 0.9
     top_p: float = 1.0
