@@ -24,20 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     from cudal1.harness import ResultStore
     from cudal1.policy.evaluators import make_evaluator
     from cudal1.policy.loading import load_policy
-    from cudal1.policy.pipeline import eval_config
-    from cudal1.policy.recipe import RecipeError, load_recipe
-    from cudal1.policy.run_log import RunDir
+    from cudal1.policy.pipeline import eval_config, prepare_run
     from cudal1.policy.self_training import self_train
-    from cudal1.policy.tasks import TaskSelectionError, select_tasks
 
     try:
-        recipe = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
-        tasks = select_tasks(recipe.tasks.suite, recipe.tasks.names, recipe.tasks.sizes)
-    except (RecipeError, TaskSelectionError) as e:
+        recipe, tasks, run = prepare_run(args.recipe, args.overrides, CONFIGS, args.output_dir)
+    except ValueError as e:  # RecipeError, TaskSelectionError
         print(f"self_train: {e}", file=sys.stderr)
         return 2
-    run = RunDir.new(args.output_dir or recipe.output_dir)
-    (run.path / "config.yaml").write_text(recipe.to_yaml())
     model, tok, _ = load_policy(recipe.policy, seed=recipe.seed)
     store = ResultStore(run.store_path)
     with make_evaluator(eval_config(recipe.eval), ray_address=recipe.eval.ray_address, store=store) as ev:

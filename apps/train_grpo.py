@@ -35,10 +35,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.resume:
-            run = RunDir(args.resume)
-            if not (run.path / "config.yaml").is_file():
-                print(f"train_grpo: {run.path} has no config.yaml: not a run folder", file=sys.stderr)
+            if not (Path(args.resume) / "config.yaml").is_file():
+                print(f"train_grpo: {args.resume} has no config.yaml: not a run folder to resume", file=sys.stderr)
                 return 2
+            run = RunDir(args.resume)
             recipe = load_recipe(str(run.path / "config.yaml"), args.overrides)
         else:
             recipe = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)

@@ -22,20 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from cudal1.policy.loading import load_policy
-    from cudal1.policy.pipeline import training_examples
-    from cudal1.policy.recipe import RecipeError, load_recipe
-    from cudal1.policy.run_log import RunDir, peak_rss_gib
+    from cudal1.policy.pipeline import prepare_run, training_examples
+    from cudal1.policy.run_log import peak_rss_gib
     from cudal1.policy.sft import run_sft
-    from cudal1.policy.tasks import TaskSelectionError, select_tasks
 
     try:
-        recipe = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
-        tasks = select_tasks(recipe.tasks.suite, recipe.tasks.names, recipe.tasks.sizes)
-    except (RecipeError, TaskSelectionError) as e:
+        recipe, tasks, run = prepare_run(args.recipe, args.overrides, CONFIGS, args.output_dir)
+    except ValueError as e:  # RecipeError, TaskSelectionError
         print(f"train_sft: {e}", file=sys.stderr)
         return 2
-    run = RunDir.new(args.output_dir or recipe.output_dir)
-    (run.path / "config.yaml").write_text(recipe.to_yaml())
     model, tok, peft_config = load_policy(recipe.policy, seed=recipe.seed)
     examples = training_examples(recipe, tasks)
     print(f"SFT on {len(examples)} examples -> {run.path}", flush=True)

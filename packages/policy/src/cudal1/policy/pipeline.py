@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -24,7 +25,21 @@ from .seed_data import read_jsonl, seed_examples
 from .sft import run_sft
 from .tasks import select_tasks
 
-__all__ = ["eval_config", "summary_markdown", "train", "training_examples"]
+__all__ = ["eval_config", "prepare_run", "summary_markdown", "train", "training_examples"]
+
+
+def prepare_run(recipe_name: str, overrides: list[str], configs_dir: Path, output_dir: str | None = None,
+                ) -> tuple[Recipe, list, RunDir]:
+    """What every stage app starts with: the recipe (name in ``configs_dir`` or a path, plus overrides), its
+    tasks, and a new run folder holding the resolved recipe as config.yaml. Raises RecipeError or
+    TaskSelectionError (both ValueError) with a message for the user."""
+    from .recipe import load_recipe
+
+    recipe = load_recipe(recipe_name, overrides, configs_dir=configs_dir)
+    tasks = select_tasks(recipe.tasks.suite, recipe.tasks.names, recipe.tasks.sizes)
+    run = RunDir.new(output_dir or recipe.output_dir)
+    (run.path / "config.yaml").write_text(recipe.to_yaml())
+    return recipe, tasks, run
 
 
 def eval_config(section: EvalSection) -> EvalConfig:
