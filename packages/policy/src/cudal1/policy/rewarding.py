@@ -93,7 +93,6 @@ class HarnessReward:
     run: str = ""
     history: list[dict[str, Any]] = field(default_factory=list)
     best: dict[str, float] = field(default_factory=dict)
-    __name__: str = "harness_speedup"
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
                  log_metric: Callable[[str, float], None] | None = None, **_: Any) -> list[float]:
