@@ -1,0 +1,61 @@
+"""Static technique tags (cudal1.harness.techniques): each tag on a source that has its mark, none on one
+that does not, and the reference-relative tags."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudal1.harness.techniques import TECHNIQUES, detect_techniques, forward_calls
+
+REF = ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+       "        return torch.relu(x + 1).sum(dim=1)\n")
+PLAIN = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x + 1).sum(dim=1)\n"
+
+CASES = {
+    "custom_cuda": 'src = "__global__ void k(float* x) {}"\nmod = load_inline(name="k", cpp_sources="", cuda_sources=src)',
+    "triton": "import triton\n@triton.jit\ndef k(x_ptr):\n    pass\n",
+    "cuda_graph": "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    pass\n",
+    "shared_memory": 'src = "__global__ void k() { __shared__ float buf[256]; }"',
+    "warp_reduction": 'src = "v += __shfl_down_sync(0xffffffff, v, 16);"',
+    "vectorized_access": 'src = "const float4* p = reinterpret_cast<const float4*>(x);"',
+    "loop_unrolling": 'src = "#pragma unroll\\nfor (int i = 0; i < 4; ++i) {}"',
+    "tensor_cores": "acc += tl.dot(a, b)\n",
+    "memory_layout": "x = x.to(memory_format=torch.channels_last)\n",
+    "reduced_precision": "with torch.autocast('cuda'):\n    y = x.half()\n",
+    "torch_compile": "f = torch.compile(g)\n",
+    "kernel_library": "from cudal1.kernelzoo import relu\n",
+}
+
+
+@pytest.mark.parametrize("tag", sorted(CASES))
+def test_each_mark_gives_its_tag(tag):
+    assert tag in detect_techniques(CASES[tag]), CASES[tag]
+
+
+def test_every_tag_is_documented_and_a_plain_rewrite_has_none():
+    assert set(CASES) | {"operator_fusion", "algebraic_rewrite"} == set(TECHNIQUES)
+    assert detect_techniques(PLAIN) == ()
+    assert detect_techniques(PLAIN, REF) == ()  # same operations as the reference: no rewrite
+
+
+def test_fusion_and_rewrite_are_relative_to_the_reference():
+    fused = "import triton\n@triton.jit\ndef k(x_ptr):\n    pass\n" + PLAIN
+    assert detect_techniques(fused, REF) == ("triton", "operator_fusion")
+    single_op_ref = REF.replace("torch.relu(x + 1).sum(dim=1)", "torch.relu(x)")
+    assert "operator_fusion" not in detect_techniques(fused, single_op_ref)
+    rewrite = PLAIN.replace("torch.relu(x + 1).sum(dim=1)", "(x + 1).clamp_min(0).sum(dim=1)")
+    assert detect_techniques(rewrite, REF) == ("algebraic_rewrite",)
+    assert detect_techniques("class ModelNew(: broken", REF) == ()
+
+
+def test_forward_calls():
+    assert forward_calls(REF, "Model") == {"relu", "sum"}
+    assert forward_calls(REF, "ModelNew") is None and forward_calls("(", "Model") is None
+
+
+def test_released_zoo_solutions_get_tags():
+    """Real sources: every released solution names the zoo, so each is tagged kernel_library."""
+    from cudal1.kernelzoo.solutions import available, solution_source
+
+    names = sorted(available())[:5]
+    assert names and all("kernel_library" in detect_techniques(solution_source(n)) for n in names)
