@@ -3,6 +3,8 @@
 #   bash benchmarks/scripts/gpu_zoo_run.sh check      # every zoo kernel and config for real on the GPU (pytest)
 #   bash benchmarks/scripts/gpu_zoo_run.sh issue3     # --check-suite on the given tasks, test_gpu baselines
 #   bash benchmarks/scripts/gpu_zoo_run.sh bench      # apps/bench_kernelzoo.py (resumes from .carry/zoo)
+#   bash benchmarks/scripts/gpu_zoo_run.sh report     # apps/evaluate.py: the zoo against all five baselines (resumes
+#                                                     # from .carry/report: copy the last call's $OUT/report there)
 #   bash benchmarks/scripts/gpu_zoo_run.sh tune       # elementwise tasks with autotuning off (eager baseline), then
 #                                                     # on (eager + compile, profile, portability); conv portability
 # Runs with the device machine's python3 and the workspace's src folders on PYTHONPATH; writes under $OUT.
@@ -32,6 +34,13 @@ for phase in "$@"; do
       timeout 200 python3 -m pytest tests/harness/test_gpu.py -q -p no:cacheprovider -k baselines \
         -o addopts="--import-mode=importlib" > "$OUT/test_gpu_baselines.txt" 2>&1
       echo "test_gpu baselines rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -5 "$OUT/test_gpu_baselines.txt" ;;
+    report)
+      mkdir -p "$OUT/report"
+      [ -d .carry/report ] && [ ! -f "$OUT/report/results.sqlite" ] && cp -r .carry/report/. "$OUT/report/" && chmod -R u+w "$OUT/report"
+      timeout "${REPORT_S:-560}" python3 apps/evaluate.py --set kernelzoo=packages/kernelzoo/src/cudal1/kernelzoo/released \
+        --suite builtin --device cuda --out "$OUT/report" --title "${REPORT_TITLE:-cudal1 kernel zoo on the GPU}" \
+        ${REPORT_ARGS:-} > "$OUT/report/log_$(date +%H%M%S).txt" 2>&1
+      echo "report rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -40 "$OUT"/report/log_*.txt | tail -40 ;;
     bench)
       mkdir -p "$OUT/zoo"
       [ -d .carry/zoo ] && [ ! -f "$OUT/zoo/zoo.json" ] && cp -r .carry/zoo/. "$OUT/zoo/"

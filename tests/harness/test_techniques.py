@@ -59,3 +59,43 @@ def test_released_zoo_solutions_get_tags():
 
     names = sorted(available())[:5]
     assert names and all("kernel_library" in detect_techniques(solution_source(n)) for n in names)
+
+
+# --------------------------------------------------------------------------------- library sources
+def _fake_library(tmp_path, monkeypatch):
+    """A package ``fakelib`` with ``fakelib.ops`` holding a Triton op that uses a CUDA helper module and
+    a wrapper with layout / precision marks, re-exported by ``fakelib/__init__.py``."""
+    root = tmp_path / "fakelib"
+    (root / "ops").mkdir(parents=True)
+    (root / "__init__.py").write_text("from .ops.scale import scale\n")
+    (root / "ops" / "__init__.py").write_text("from .scale import scale\nfrom .other import other\n")
+    (root / "ops" / "scale.py").write_text(
+        "import triton\nfrom ._cuda import SRC\n@triton.jit\ndef k(x_ptr):\n    pass\n"
+        "def scale(x):\n    return x.half().contiguous(memory_format=torch.channels_last)\n")
+    (root / "ops" / "_cuda.py").write_text('SRC = "__global__ void k() { __shared__ float s[32]; }"\n')
+    (root / "ops" / "other.py").write_text('SRC = "__shfl_down_sync(0xffffffff, v, 1)"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_library_sources_follows_imports_into_the_library_only(tmp_path, monkeypatch):
+    from cudal1.harness.techniques import library_sources
+
+    _fake_library(tmp_path, monkeypatch)
+    src = "import torch\nfrom fakelib import scale\nclass ModelNew(torch.nn.Module):\n    pass\n"
+    lib = library_sources(src, root="fakelib.ops")
+    assert "@triton.jit" in lib and "__shared__" in lib  # the op and the helper it imports
+    assert "__shfl_down_sync" not in lib  # an op the candidate does not import
+    assert library_sources("import torch\n", root="fakelib.ops") == ""
+    assert library_sources("from nowhere_installed import x\n", root="nowhere_installed") == ""
+
+
+def test_library_adds_kernel_tags_only(tmp_path, monkeypatch):
+    from cudal1.harness.techniques import library_sources
+
+    _fake_library(tmp_path, monkeypatch)
+    src = "import torch\nfrom fakelib.ops.scale import scale\n"
+    tags = detect_techniques(src, library=library_sources(src, root="fakelib.ops"))
+    assert {"triton", "custom_cuda", "shared_memory"} <= set(tags)
+    # the wrapper's .half() and channels_last are the library's choices, not the candidate's
+    assert "reduced_precision" not in tags and "memory_layout" not in tags
+    assert detect_techniques(src) == ()

@@ -4,15 +4,12 @@ the local transformers backend on a tiny random Llama with the embedded tokenize
 from __future__ import annotations
 
 import copy
-import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import torch
 
-from cudal1.policy.backends import BackendError, GenerationBackend, SamplingParams, make_backend
+from cudal1.policy.backends import BackendError, GenerationBackend, SamplingParams, backend_name, make_backend
 from cudal1.policy.backends.openai_http import OpenAIChatBackend
 from cudal1.policy.backends.transformers_local import TransformersBackend
 from cudal1.policy.backends.vllm_backend import VLLMBackend, vllm_available
@@ -21,59 +18,10 @@ from cudal1.policy.embedded import load_embedded_tokenizer, save_tokenizer, tiny
 # ---------------------------------------------------------------- a server speaking OpenAI chat completions
 
 
-class FakeOpenAI:
-    """Records every request; answers with deterministic choices; scripted failures are served first."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.failures: list[tuple[int, dict, dict]] = []  # (status, body, headers), served in order
-        self.max_choices: int | None = None
-        self.lock = threading.Lock()
-
-    def answer(self, body: dict) -> dict:
-        n = body.get("n", 1) if self.max_choices is None else min(body.get("n", 1), self.max_choices)
-        user = body["messages"][-1]["content"]
-        return {"id": "cmpl-1", "object": "chat.completion", "model": body["model"],
-                "choices": [{"index": i, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": f"{user}|seed={body.get('seed')}|{i}"}}
-                            for i in reversed(range(n))]}  # out of order on purpose: the client sorts by index
-
-
 @pytest.fixture
-def server():
-    fake = FakeOpenAI()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_POST(self):
-            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            with fake.lock:
-                fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
-                failure = fake.failures.pop(0) if fake.failures else None
-            if self.path != "/v1/chat/completions":
-                status, body, headers = 404, {"error": {"message": f"no route {self.path}"}}, {}
-            elif failure is not None:
-                status, body, headers = failure
-            else:
-                status, body, headers = 200, fake.answer(json.loads(raw)), {}
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    fake.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield fake
-    httpd.shutdown()
-    httpd.server_close()
+def server(openai_server):
+    """The shared fake OpenAI server (tests/conftest.py)."""
+    return openai_server
 
 
 def chat(text: str) -> list[dict[str, str]]:
@@ -275,10 +223,19 @@ def test_factory_openai_spec():
 
 
 @pytest.mark.parametrize("spec", ["", "gpt4", "foo:bar", "hf:", "openai:http://localhost:8000/v1",
-                                  "openai:#model", "openai:http://x/v1#", "vllm:  "])
+                                  "openai:#model", "openai:http://x/v1#", "vllm:  ", "embedded:x"])
 def test_factory_rejects_bad_specs(spec):
     with pytest.raises(ValueError, match=r"embedded, hf:NAME_OR_PATH, openai:BASE_URL#MODEL, vllm:MODEL"):
         make_backend(spec)
+    with pytest.raises(ValueError, match=r"embedded, hf:NAME_OR_PATH, openai:BASE_URL#MODEL, vllm:MODEL"):
+        backend_name(spec)
+
+
+def test_backend_name_without_building():
+    spec = "openai:http://localhost:8000/v1#Qwen/Qwen2.5-Coder-7B-Instruct"
+    assert backend_name(spec) == make_backend(spec).name == "openai:Qwen/Qwen2.5-Coder-7B-Instruct"
+    assert backend_name(" embedded ") == "embedded"
+    assert backend_name("hf:/models/x") == "hf:/models/x" and backend_name("vllm:Qwen/Q") == "vllm:Qwen/Q"
 
 
 @pytest.mark.skipif(vllm_available(), reason="vLLM is installed here")

@@ -41,21 +41,28 @@ class SuiteLoad:
     problems: list[TaskProblem] = field(default_factory=list)
 
 
-def missing_names(source: str) -> list[str]:
-    """Names among ``Model``, ``get_inputs``, ``get_init_inputs`` that the source does not define at
-    module level. Raises SyntaxError if the source does not parse."""
-    tree = ast.parse(source)
-    defined: set[str] = set()
+def _module_names(tree: ast.Module) -> dict[str, str]:
+    """Names bound at module level -> how: ``class``, ``def``, ``assign`` or ``import``."""
+    defined: dict[str, str] = {}
     for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            defined.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            defined[node.name] = "class"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined[node.name] = "def"
         elif isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name):
-                    defined.add(t.id)
+                    defined[t.id] = "assign"
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
-                defined.add((a.asname or a.name).split(".")[0])
+                defined[(a.asname or a.name).split(".")[0]] = "import"
+    return defined
+
+
+def missing_names(source: str) -> list[str]:
+    """Names among ``Model``, ``get_inputs``, ``get_init_inputs`` that the source does not define at
+    module level. Raises SyntaxError if the source does not parse."""
+    defined = _module_names(ast.parse(source))
     return [n for n in REQUIRED_NAMES if n not in defined]
 
 
@@ -147,6 +154,86 @@ def load_suite(spec: str) -> list[Task]:
     Files with problems are left out; use :func:`load_suite_report` to see them.
     """
     return load_suite_report(spec).tasks
+
+
+def _rename_class(source: str, old: str, new: str) -> str:
+    """``source`` with every NAME token ``old`` replaced by ``new`` (tokens, not text: strings, comments and
+    longer names are left alone), edited in place so that the layout is kept."""
+    import io
+    import tokenize
+
+    lines = source.splitlines(keepends=True)
+    hits = [t.start for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type == tokenize.NAME and t.string == old]
+    for row, col in reversed(hits):  # right to left: earlier columns stay valid
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + new + line[col + len(old):]
+    return "".join(lines)
+
+
+def task_from_module(path: str | Path, class_name: str, *, inputs_fn: str = "get_inputs",
+                     init_inputs_fn: str | None = None, name: str | None = None) -> Task:
+    """A :class:`Task` from a user's own module: the file at ``path`` defines ``class_name`` (an
+    ``nn.Module``), a function ``inputs_fn`` returning a list of example inputs for ``forward``, and
+    optionally a function returning the constructor's arguments: ``init_inputs_fn``, or when that is None,
+    ``get_init_inputs`` if the file defines it, else no arguments.
+
+    The task source is the file's source with ``class_name`` renamed ``Model`` (NAME tokens, so
+    ``super(Net, self)`` follows) and the KernelBench names appended as aliases where they differ
+    (``get_inputs = example_inputs``; ``def get_init_inputs(): return []``). The file must be
+    self-contained (imports of installed packages only): the harness runs a copy of it in a worker.
+    The task is named ``name``, by default ``<file stem>_<class_name>``; its suite is ``module:PATH``.
+
+    Raises:
+        SuiteError: unreadable file, syntax error, no such class (defined in the file, not imported), no
+            such function, or the name ``Model`` already used for something else.
+    """
+    p = Path(path).expanduser()
+    try:
+        source = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise SuiteError(f"cannot read module file {p}: {e}") from e
+    try:
+        defined = _module_names(ast.parse(source))
+    except SyntaxError as e:
+        raise SuiteError(f"{p}: syntax error at line {e.lineno}: {e.msg}") from e
+    if defined.get(class_name) != "class":
+        classes = sorted(n for n, how in defined.items() if how == "class")
+        how = defined.get(class_name)
+        why = (f"{class_name} is bound by an {how} there, not defined as a class; the harness runs a copy of "
+               "this file elsewhere, so the class must be defined in it" if how else
+               f"it defines no class {class_name} at module level")
+        raise SuiteError(f"{p}: {why} (classes found: {', '.join(classes) or 'none'}); name the nn.Module "
+                         "class to optimize")
+    for fn, role, explicit in ((inputs_fn, "returning the example inputs of forward (a list)", True),
+                               (init_inputs_fn or "get_init_inputs", "returning the constructor's arguments",
+                                init_inputs_fn is not None)):
+        if explicit and defined.get(fn) in (None, "class"):
+            raise SuiteError(f"{p} defines no function {fn}() {role}; define it at module level, or name "
+                             "the function that does")
+    if class_name != "Model":
+        import io
+        import tokenize
+
+        if any(t.type == tokenize.NAME and t.string == "Model"
+               for t in tokenize.generate_tokens(io.StringIO(source).readline)):
+            raise SuiteError(f"{p} already uses the name Model; {class_name} becomes the task's Model, so rename "
+                             "the other Model (or name your class Model)")
+        source = _rename_class(source, class_name, "Model")
+    adapter = []
+    if inputs_fn != "get_inputs":
+        adapter.append(f"get_inputs = {inputs_fn}")
+    if init_inputs_fn is not None and init_inputs_fn != "get_init_inputs":
+        adapter.append(f"get_init_inputs = {init_inputs_fn}")
+    elif init_inputs_fn is None and defined.get("get_init_inputs") in (None, "class"):
+        adapter.append("def get_init_inputs():\n    return []")
+    if adapter:
+        source = (source.rstrip("\n") + f"\n\n\n# added by cudal1 (task_from_module): the KernelBench names for "
+                  f"{class_name}\n" + "\n".join(adapter) + "\n")
+    missing = missing_names(source)
+    if missing:  # pragma: no cover - the checks above leave none
+        raise SuiteError(f"{p}: the task made from it lacks {', '.join(missing)}")
+    return Task(name=name or f"{p.stem}_{class_name}", source=source, suite=f"module:{p}", path=str(p))
 
 
 def reference_candidate(task: Task) -> Candidate:

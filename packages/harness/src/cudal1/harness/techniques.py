@@ -35,9 +35,11 @@ Example:
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+from pathlib import Path
 
-__all__ = ["TECHNIQUES", "detect_techniques", "forward_calls"]
+__all__ = ["KERNEL_TAGS", "TECHNIQUES", "detect_techniques", "forward_calls", "library_sources"]
 
 TECHNIQUES: dict[str, str] = {
     "custom_cuda": "CUDA kernel of its own",
@@ -71,6 +73,10 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     "kernel_library": re.compile(r"cudal1\.kernelzoo|cublas\w*\(|cudnn\w*\(|cutlass::"),
 }
 _OWN_KERNEL = ("custom_cuda", "triton", "kernel_library")
+#: tags a kernel library's code can lend a candidate that calls it (layout, precision and compile choices
+#: inside a library's wrappers are the library's, not the candidate's)
+KERNEL_TAGS = frozenset({"custom_cuda", "triton", "cuda_graph", "shared_memory", "warp_reduction",
+                         "vectorized_access", "loop_unrolling", "tensor_cores"})
 
 
 def forward_calls(source: str, class_name: str) -> set[str] | None:
@@ -96,10 +102,14 @@ def forward_calls(source: str, class_name: str) -> set[str] | None:
     return None
 
 
-def detect_techniques(source: str, reference: str | None = None) -> tuple[str, ...]:
+def detect_techniques(source: str, reference: str | None = None, library: str = "") -> tuple[str, ...]:
     """Tags of :data:`TECHNIQUES` found in candidate ``source``, in the table's order; with the task's
-    ``reference`` source, also ``operator_fusion`` / ``algebraic_rewrite`` (see the module docstring)."""
+    ``reference`` source, also ``operator_fusion`` / ``algebraic_rewrite`` (see the module docstring).
+    ``library``: source of the kernel-library modules the candidate calls (:func:`library_sources`); it
+    adds only :data:`KERNEL_TAGS`."""
     found = {tag for tag, pat in _PATTERNS.items() if pat.search(source)}
+    if library:
+        found |= {tag for tag, pat in _PATTERNS.items() if tag in KERNEL_TAGS and pat.search(library)}
     if reference is not None:
         ref_ops = forward_calls(reference, "Model")
         own_kernel = any(t in found for t in _OWN_KERNEL)
@@ -109,3 +119,94 @@ def detect_techniques(source: str, reference: str | None = None) -> tuple[str, .
         if not own_kernel and ref_ops is not None and cand_ops is not None and cand_ops != ref_ops:
             found.add("algebraic_rewrite")
     return tuple(t for t in TECHNIQUES if t in found)
+
+
+
+def _imports(source: str, package: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """(module, imported names) of each import in ``source``: ``import a.b`` -> ("a.b", ()); ``from a
+    import b, c`` -> ("a", ("b", "c")); relative imports resolved against ``package``."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, ()) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = (package or "").split(".") if package else []
+                if not parts or node.level - 1 >= len(parts):
+                    continue
+                anchor = ".".join(parts[: len(parts) - (node.level - 1)])
+                base = f"{anchor}.{base}" if base else anchor
+            out.append((base, tuple(a.name for a in node.names)))
+    return out
+
+
+def _find(name: str) -> tuple[str, bool] | None:
+    """(source text, is a package) of module ``name`` without importing it (its parents are imported)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    try:
+        return Path(spec.origin).read_text(encoding="utf-8"), spec.submodule_search_locations is not None
+    except OSError:
+        return None
+
+
+def library_sources(source: str, root: str = "cudal1.kernelzoo.ops", depth: int = 2) -> str:
+    """The sources of the library modules (under ``root``) that ``source`` imports, and of the library
+    modules those import (up to ``depth`` levels), concatenated; "" when there are none or the library is
+    not installed. A name imported from a package (``from cudal1.kernelzoo import relu``) is followed to the
+    module under ``root`` that the package's ``__init__`` takes it from; package ``__init__`` files are not
+    included (they import everything). Finding a module imports its parent packages, not the module."""
+    seen: set[str] = set()
+    out: list[str] = []
+
+    def under(name: str) -> bool:
+        return name == root or name.startswith(root + ".")
+
+    def reaches(name: str) -> bool:  # under root, or a package above it that may re-export from it
+        return under(name) or root.startswith(name + ".")
+
+    def targets(base: str, names: tuple[str, ...]) -> list[str]:
+        if not reaches(base):
+            return []
+        found = _find(base)
+        if found is None:
+            return []
+        text, is_pkg = found
+        if not is_pkg:
+            return [base] if under(base) else []
+        mods = []
+        for n in names:
+            sub = _find(f"{base}.{n}")
+            if sub is not None:
+                if not sub[1] and under(f"{base}.{n}"):
+                    mods.append(f"{base}.{n}")
+                continue
+            for b2, names2 in _imports(text, base):  # where the package's __init__ takes `n` from
+                if n in names2 and reaches(b2):
+                    mods += [m for m in targets(b2, (n,)) if m not in mods]
+        return mods
+
+    frontier = [(m, 0) for base, names in _imports(source, None) for m in targets(base, names)]
+    while frontier:
+        name, level = frontier.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        found = _find(name)
+        if found is None:
+            continue
+        out.append(found[0])
+        if level < depth:
+            pkg = name.rpartition(".")[0]
+            frontier += [(m, level + 1) for base, names in _imports(found[0], pkg)
+                         for m in targets(base, names)]
+    return "\n".join(out)

@@ -9,6 +9,8 @@ Modules (imported on demand, so ``import cudal1.policy`` stays light):
 * ``sft`` (stage 1), ``self_training`` (stage 2), ``grpo`` (stage 3, contrastive prompts from ``contrastive``).
 * ``rewarding``: the harness-backed reward function; ``evaluators``: local pool or Ray actors.
 * ``pipeline``: the main job (``apps/train_grpo.py``); ``run_log``: the run folder.
+* ``search``: fixed-parameter contrastive search, no training (``apps/optimize.py``); ``search_folder``: its
+  output folder.
 """
 
 __all__: list[str] = []

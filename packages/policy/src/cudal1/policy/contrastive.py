@@ -12,20 +12,26 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cudal1.harness import ResultStore, Task
-from cudal1.prompts import Exemplar, fit_to_budget, sample_exemplars
+from cudal1.harness import EvalResult, ResultStore, Task
+from cudal1.prompts import Exemplar, fit_exemplars, sample_exemplars
 
 from .seed_data import reference_as_modelnew
 
-__all__ = ["build_prompt_rows", "exemplars_from_store"]
+__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool", "exemplars_from_store"]
+
+RowFilter = Callable[[EvalResult, dict[str, Any]], bool]
+"""``keep(result, meta)``: whether a stored row (meta as in ``ResultStore.rows``) may become an exemplar."""
 
 
-def exemplars_from_store(store: ResultStore, task: Task) -> list[Exemplar]:
+def exemplars_from_store(store: ResultStore, task: Task, keep: RowFilter | None = None) -> list[Exemplar]:
     """Every stored, successfully evaluated candidate of ``task`` (this exact source), newest last, one per
-    distinct source (the newest measurement of a source wins)."""
+    distinct source (the newest measurement of a source wins). ``keep`` filters the rows first (e.g. only
+    those of earlier rounds)."""
     latest: dict[str, Exemplar] = {}
     for result, meta in store.rows(task=task.name):
         if result.task_hash and result.task_hash != task.hash:
+            continue
+        if keep is not None and not keep(result, meta):
             continue
         src = meta.get("candidate_source") or ""
         if not src:
@@ -34,6 +40,23 @@ def exemplars_from_store(store: ResultStore, task: Task) -> list[Exemplar]:
         latest.pop(src, None)
         latest[src] = Exemplar(code=src, score=score, status=result.status, speedup=result.speedup)
     return list(latest.values())
+
+
+def exemplar_pool(store: ResultStore, task: Task, keep: RowFilter | None = None) -> list[Exemplar]:
+    """The scored exemplars of ``task`` in the store; before any candidate succeeded, the task's reference
+    rewritten as ModelNew (score 1.00, by definition) as the one exemplar."""
+    pool = [e for e in exemplars_from_store(store, task, keep) if e.score is not None]
+    return pool or [Exemplar(code=reference_as_modelnew(task.source), score=1.0, status="ok", speedup=1.0)]
+
+
+def contrastive_prompt(task: Task, pool: Sequence[Exemplar], *, n: int, tau: float, bucket_width: float,
+                       rng: random.Random, count_tokens: Callable[[str], int], max_tokens: int,
+                       ) -> tuple[str, list[Exemplar]]:
+    """One contrastive prompt for ``task``: ``n`` exemplars drawn from ``pool`` by score bucket, fit to
+    ``max_tokens``. Returns (prompt text, the exemplars it shows). Raises PromptBudgetError when the task
+    alone does not fit."""
+    chosen = sample_exemplars(pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng)
+    return fit_exemplars(task.source, chosen, count_tokens, max_tokens)
 
 
 def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau: float, bucket_width: float,
@@ -45,12 +68,9 @@ def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau:
     as in the seed data's contrastive examples."""
     rows = []
     for task in tasks:
-        pool = [e for e in exemplars_from_store(store, task) if e.score is not None]
-        if not pool:
-            pool = [Exemplar(code=reference_as_modelnew(task.source), score=1.0, status="ok", speedup=1.0)]
+        pool = exemplar_pool(store, task)
         for _ in range(per_task):
-            chosen = sample_exemplars(pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng)
-            text = fit_to_budget(task.source, chosen, count_tokens, max_tokens)
-            rows.append({"prompt": [{"role": "user", "content": text}], "task": task.name,
-                         "exemplars": text.count("## Implementation")})
+            text, shown = contrastive_prompt(task, pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng,
+                                             count_tokens=count_tokens, max_tokens=max_tokens)
+            rows.append({"prompt": [{"role": "user", "content": text}], "task": task.name, "exemplars": len(shown)})
     return rows

@@ -9,7 +9,7 @@ Example:
     2
 """
 
-from cudal1.prompts.budget import PromptBudgetError, fit_to_budget, trim_order
+from cudal1.prompts.budget import PromptBudgetError, fit_exemplars, fit_to_budget, trim_order
 from cudal1.prompts.parsing import (
     ParsedResponse,
     ResponseFormatError,
@@ -39,6 +39,7 @@ __all__ = [
     "ResponseFormatError",
     "bucketize",
     "extract_code",
+    "fit_exemplars",
     "fit_to_budget",
     "parse_response",
     "parse_verdict",

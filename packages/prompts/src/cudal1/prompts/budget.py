@@ -76,15 +76,35 @@ def fit_to_budget(
         ...     print(str(e)[:40])
         the task alone needs 278 tokens but max_
     """
+    return fit_exemplars(task_source, exemplars, tokenizer_count, max_tokens)[0]
+
+
+def fit_exemplars(
+    task_source: str,
+    exemplars: Sequence[Exemplar],
+    tokenizer_count: Callable[[str], int],
+    max_tokens: int,
+) -> tuple[str, list[Exemplar]]:
+    """:func:`fit_to_budget`, also returning the exemplars the prompt shows (in prompt order).
+
+    Example:
+        >>> words = lambda s: len(s.split())
+        >>> exs = [Exemplar(code="x = 1 " * 50, score=2.0), Exemplar(code="y = 2 " * 50, score=0.5)]
+        >>> text, kept = fit_exemplars("class Model: ...", exs, words,
+        ...                            words(render_contrastive("class Model: ...", exs[:1])))
+        >>> [e.score for e in kept]
+        [2.0]
+    """
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be >= 1, got {max_tokens!r}")
     kept = list(range(len(exemplars)))
     drop = trim_order(exemplars)
     while True:
-        prompt = render_contrastive(task_source, [exemplars[i] for i in kept])
+        shown = [exemplars[i] for i in kept]
+        prompt = render_contrastive(task_source, shown)
         used = tokenizer_count(prompt)
         if used <= max_tokens:
-            return prompt
+            return prompt, shown
         if not kept:
             raise PromptBudgetError(
                 f"the task alone needs {used} tokens but max_tokens={max_tokens}: "

@@ -12,6 +12,7 @@ backend that needs them is built.
 """
 
 from .base import BackendError, GenerationBackend, Messages, SamplingParams
-from .factory import BACKEND_SPECS, make_backend
+from .factory import BACKEND_SPECS, backend_name, make_backend
 
-__all__ = ["BACKEND_SPECS", "BackendError", "GenerationBackend", "Messages", "SamplingParams", "make_backend"]
+__all__ = ["BACKEND_SPECS", "BackendError", "GenerationBackend", "Messages", "SamplingParams", "backend_name",
+           "make_backend"]

@@ -1,0 +1,74 @@
+"""Fixtures shared by several test folders: a local HTTP server speaking the OpenAI chat-completions protocol."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+class FakeOpenAI:
+    """Records every request; answers with deterministic choices; scripted failures are served first.
+
+    By default choice ``i`` of a request is ``"<last user message>|seed=<seed>|<i>"``; set ``reply`` to
+    ``reply(body, i) -> str`` to script the completions instead (e.g. code for a search to evaluate)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.failures: list[tuple[int, dict, dict]] = []  # (status, body, headers), served in order
+        self.max_choices: int | None = None
+        self.reply: Callable[[dict, int], str] | None = None
+        self.base_url = ""
+        self.lock = threading.Lock()
+
+    def answer(self, body: dict) -> dict:
+        n = body.get("n", 1) if self.max_choices is None else min(body.get("n", 1), self.max_choices)
+        user = body["messages"][-1]["content"]
+
+        def content(i: int) -> str:
+            return self.reply(body, i) if self.reply is not None else f"{user}|seed={body.get('seed')}|{i}"
+
+        return {"id": "cmpl-1", "object": "chat.completion", "model": body["model"],
+                "choices": [{"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": content(i)}}
+                            for i in reversed(range(n))]}  # out of order on purpose: the client sorts by index
+
+
+@pytest.fixture
+def openai_server():
+    """A :class:`FakeOpenAI` served on 127.0.0.1 (``.base_url`` ends in ``/v1``), shut down after the test."""
+    fake = FakeOpenAI()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            with fake.lock:
+                fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
+                failure = fake.failures.pop(0) if fake.failures else None
+            if self.path != "/v1/chat/completions":
+                status, body, headers = 404, {"error": {"message": f"no route {self.path}"}}, {}
+            elif failure is not None:
+                status, body, headers = failure
+            else:
+                status, body, headers = 200, fake.answer(json.loads(raw)), {}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    fake.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    yield fake
+    httpd.shutdown()
+    httpd.server_close()
