@@ -43,6 +43,7 @@ from cudal1.harness.compare import compare_outputs
 from cudal1.harness.environment import device_info
 from cudal1.harness.loading import load_candidate
 from cudal1.harness.params import share_parameters
+from cudal1.harness.roofline import nbytes_of, tensors_of
 from cudal1.harness.runner import _construct, clone_args, exact_fp32, load_reference, make_inputs
 from cudal1.kernelzoo import arch
 from cudal1.kernelzoo.solutions import available, candidate_for, solution_source
@@ -100,20 +101,6 @@ def run_harness(tasks: dict[str, Any], names: list[str], baseline: str, store: R
 
 
 # ---------------------------------------------------------------------------------------------- profile
-def _tensors(x: Any) -> list[torch.Tensor]:
-    if isinstance(x, torch.Tensor):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for v in x for t in _tensors(v)]
-    if isinstance(x, dict):
-        return [t for v in x.values() for t in _tensors(v)]
-    return []
-
-
-def _nbytes(ts: list[torch.Tensor]) -> int:
-    return sum(t.numel() * t.element_size() for t in ts)
-
-
 def _peak_forward(model: torch.nn.Module, args: list[Any], device: torch.device) -> int:
     """Bytes allocated at the peak of one forward beyond what was allocated before it (output included)."""
     torch.cuda.synchronize(device)
@@ -149,7 +136,7 @@ def profile_task(task: Any, device: torch.device, ridge: float, workdir: Path) -
             out = reference(*clone_args(args))
         flops = int(counter.get_total_flops())
         params = list(reference.parameters()) + list(reference.buffers())
-        ideal = _nbytes(_tensors(args)) + _nbytes(_tensors(out)) + _nbytes(params)
+        ideal = nbytes_of(tensors_of(args)) + nbytes_of(tensors_of(out)) + nbytes_of(params)
         del out, args, reference, cand
     torch.cuda.empty_cache()
     intensity = flops / ideal if ideal else math.inf

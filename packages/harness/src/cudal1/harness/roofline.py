@@ -31,7 +31,7 @@ from typing import Any
 
 from .types import Task
 
-__all__ = ["DevicePeaks", "TaskWork", "measure_device_peaks", "roofline_ms", "task_work"]
+__all__ = ["DevicePeaks", "TaskWork", "measure_device_peaks", "nbytes_of", "roofline_ms", "task_work", "tensors_of"]
 
 
 @dataclass(frozen=True)
@@ -78,19 +78,21 @@ class DevicePeaks:
         return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
 
 
-def _tensors(x: Any) -> list[Any]:
+def tensors_of(x: Any) -> list[Any]:
+    """The tensors in ``x`` (a tensor, or lists / tuples / dicts of them, nested), in order."""
     import torch
 
     if isinstance(x, torch.Tensor):
         return [x]
     if isinstance(x, (list, tuple)):
-        return [t for v in x for t in _tensors(v)]
+        return [t for v in x for t in tensors_of(v)]
     if isinstance(x, dict):
-        return [t for v in x.values() for t in _tensors(v)]
+        return [t for v in x.values() for t in tensors_of(v)]
     return []
 
 
-def _nbytes(ts: list[Any]) -> int:
+def nbytes_of(ts: list[Any]) -> int:
+    """Bytes held by the tensors ``ts`` (numel x element size each)."""
     return int(sum(t.numel() * t.element_size() for t in ts))
 
 
@@ -113,7 +115,7 @@ def task_work(task: Task) -> TaskWork:
                 out = model(*inputs)
             flops = int(counter.get_total_flops())
             params = list(model.parameters()) + list(model.buffers())
-            ideal = _nbytes(_tensors(inputs)) + _nbytes(params) + _nbytes(_tensors(out))
+            ideal = nbytes_of(tensors_of(inputs)) + nbytes_of(params) + nbytes_of(tensors_of(out))
     except Exception as e:  # noqa: BLE001 - a task that cannot be traced is reported, not fatal
         return TaskWork(task.name, None, None, error=f"{type(e).__name__}: {str(e)[:200]}")
     return TaskWork(task.name, flops, ideal)
