@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--rounds", type=int, default=2, help="rounds in all (default 2)")
     gen.add_argument("-k", "--candidates", type=int, default=4, help="completions per task and round (default 4)")
     gen.add_argument("--exemplars", type=int, default=2, help="earlier solutions shown per prompt (default 2)")
-    gen.add_argument("--max-new-tokens", type=int, default=2048, help="tokens per completion (default 2048)")
+    gen.add_argument("--max-new-tokens", type=int,
+                     help="tokens per completion (default 2048; 512 for the embedded 135M policy, which runs on the "
+                          "CPU and seldom writes more that parses)")
     gen.add_argument("--temperature", type=float, default=0.8, help="sampling temperature (default 0.8)")
     gen.add_argument("--prompt-tokens", type=int, default=3072, help="prompt budget in tokens (default 3072)")
     gen.add_argument("--seed", type=int, default=0, help="seed of sampling and exemplar draws (default 0)")
@@ -166,9 +168,12 @@ def _run(argv: list[str] | None) -> int:
     from cudal1.policy.backends import BackendError, backend_name, make_backend
     from cudal1.policy.search import ContrastiveSearch, SearchConfig
 
+    max_new = args.max_new_tokens
+    if max_new is None:
+        max_new = 512 if args.backend.strip() == "embedded" else 2048
     try:
         config = SearchConfig(rounds=args.rounds, candidates=args.candidates, exemplars=args.exemplars,
-                              max_new_tokens=args.max_new_tokens, temperature=args.temperature, seed=args.seed,
+                              max_new_tokens=max_new, temperature=args.temperature, seed=args.seed,
                               prompt_tokens=args.prompt_tokens)
         name = backend_name(args.backend)
         for opt, v in (("--timeout", args.timeout), ("--time-budget", args.time_budget)):
