@@ -8,7 +8,15 @@
 from .config import BASELINES, EvalConfig
 from .pool import EvalPool, evaluate
 from .store import ResultStore, StoreError
-from .suite import SuiteError, SuiteLoad, TaskProblem, load_suite, load_suite_report, reference_candidate
+from .suite import (
+    SuiteError,
+    SuiteLoad,
+    TaskProblem,
+    load_suite,
+    load_suite_report,
+    reference_candidate,
+    task_from_module,
+)
 from .summary import format_summary, summarize
 from .types import STATUSES, Candidate, EvalResult, Task
 
@@ -31,4 +39,5 @@ __all__ = [
     "load_suite_report",
     "reference_candidate",
     "summarize",
+    "task_from_module",
 ]
