@@ -200,7 +200,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     works = _works(out, tasks)
     entries: list[Entry] = []
     libs: dict[str, str] = {}
-    not_evaluated = 0
+    not_evaluated: dict[str, int] = {}  # (set / baseline) -> pairs not in the store (--report-only)
     with store:
         for b in baselines:
             cfg = base_cfg.replace(baseline=b)
@@ -210,7 +210,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     ps = pairs[name]
                     if pool is None:
                         found = [(p, store.lookup(p[0], p[1], cfg)) for p in ps]
-                        not_evaluated += sum(r is None for _, r in found)
+                        missing = sum(r is None for _, r in found)
+                        if missing:
+                            not_evaluated[f"{name} / {b}"] = missing
                         done = [(p, r) for p, r in found if r is not None]
                     else:
                         print(f"evaluate: {name} against {b}: {len(ps)} tasks on {device}", file=sys.stderr,
@@ -233,11 +235,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             hint = (f": it holds {stored_elsewhere} results of these sets measured with other settings; give the "
                     "same --device, --trials, --timeout and --time-budget as the run that evaluated them")
         raise UsageError(f"nothing to report: the store {out / 'results.sqlite'} holds no result of these sets{hint}")
-    if not_evaluated:
-        print(f"evaluate: {not_evaluated} (set, baseline, task) not in the store yet; left out of the report",
-              file=sys.stderr)
     meta = {"command": "apps/evaluate.py " + shlex.join(argv), "suite": args.suite,
             "sets": ", ".join(f"{n}={s}" for n, s in sets)}
+    if not_evaluated:
+        left = ", ".join(f"{k}: {v} of {len(pairs[k.split(' / ')[0]])} tasks" for k, v in not_evaluated.items())
+        meta["not evaluated yet (left out of every figure)"] = left
+        print(f"evaluate: not in the store yet, left out of the report: {left}", file=sys.stderr)
     report = build_report(entries, works=works, peaks=peaks, title=args.title, set_order=[n for n, _ in sets],
                           meta=meta)
     (out / "report.json").write_text(json.dumps(report, indent=1))

@@ -140,6 +140,13 @@ def test_two_sets_side_by_side_then_resume_and_report_only(layout, capsys):
     assert again["summary"]["mine"] == rep["summary"]["mine"]
 
     assert app.main(_args(layout, "--report-only")) == 0
+    (layout / "tasks" / "scale_relu_twice.py").write_text(TASK_SCALE.replace("return [2.0]", "return [3.0]"))
+    assert app.main(_args(layout, "--report-only")) == 0  # a task nobody evaluated: said, not hidden
+    md = (out / "report.md").read_text()
+    # only the reference set has a candidate for the new task (mine has no file for it)
+    assert "not evaluated yet (left out of every figure): ref / eager: 1 of 3 tasks" in md
+    assert "not in the store yet" in capsys.readouterr().err
+    (layout / "tasks" / "scale_relu_twice.py").unlink()
     assert app.main([a if a != "1" else "3" for a in _args(layout, "--report-only")]) == 2  # other --trials
     assert "other settings" in capsys.readouterr().err
 
