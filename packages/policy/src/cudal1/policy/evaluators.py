@@ -354,11 +354,26 @@ class RayEvaluator(_Closable):
                              "actors' logs (`ray logs`) for out-of-memory kills or crashes; with no actor left, "
                              "create a new RayEvaluator.", results)
 
-    def close(self) -> None:
-        """Kill the actors (their pools with them); shut Ray down if this object initialised it."""
-        for actor in self._actors.values():
+    def close(self, wait_s: float = 30.0) -> None:
+        """Kill the actors (their pools with them) and wait, up to ``wait_s`` seconds, until Ray reports them
+        dead (``ray.kill`` itself returns before the actor is gone); shut Ray down if this object initialised
+        it."""
+        actors = list(self._actors.values())
+        for actor in actors:
             with contextlib.suppress(Exception):  # already gone
                 self._ray.kill(actor, no_restart=True)
+        deadline = time.monotonic() + wait_s
+        for actor in actors if self._ray.is_initialized() else []:
+            while time.monotonic() < deadline:
+                try:
+                    self._ray.get(actor.info.remote(), timeout=max(0.1, min(2.0, deadline - time.monotonic())))
+                except self._ray.exceptions.RayActorError:
+                    break  # dead
+                except self._ray.exceptions.GetTimeoutError:
+                    continue  # busy or still shutting down: ask again
+                except Exception:  # noqa: BLE001 - Ray itself failing: nothing left to wait for
+                    break
+                time.sleep(0.1)
         self._actors = {}
         if self._owns_ray and not self._closed and self._ray.is_initialized():
             self._ray.shutdown()
