@@ -59,13 +59,15 @@ class EvaluatorError(RuntimeError):
 class Evaluator(Protocol):
     def evaluate(self, pairs: Sequence[Pair], *, run: str = "") -> list[EvalResult]:
         """One EvalResult per pair, in input order; stored under ``run`` when the evaluator has a store."""
-        ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Stop the workers / actors; later ``evaluate`` calls raise RuntimeError."""
 
-    def __enter__(self) -> Evaluator: ...
+    def __enter__(self) -> Evaluator:
+        """The evaluator itself (``with make_evaluator(...) as ev:``)."""
 
-    def __exit__(self, *exc: object) -> None: ...
+    def __exit__(self, *exc: object) -> None:
+        """:meth:`close`."""
 
 
 class _Closable:

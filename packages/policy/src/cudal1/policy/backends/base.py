@@ -63,7 +63,6 @@ class GenerationBackend(Protocol):
 
     def generate(self, prompts: Sequence[Messages], params: SamplingParams) -> list[list[str]]:
         """For each prompt, ``params.n`` completions (assistant text only), in prompt order."""
-        ...
 
 
 def check_prompts(prompts: Sequence[Messages]) -> list[list[dict[str, str]]]:
