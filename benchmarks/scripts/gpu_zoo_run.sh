@@ -36,11 +36,17 @@ for phase in "$@"; do
       echo "test_gpu baselines rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -5 "$OUT/test_gpu_baselines.txt" ;;
     report)
       mkdir -p "$OUT/report"
-      [ -d .carry/report ] && [ ! -f "$OUT/report/results.sqlite" ] && cp -r .carry/report/. "$OUT/report/" && chmod -R u+w "$OUT/report"
+      # only the store, device.json and work.json travel back in (the tool returns at most 8 files: no old logs)
+      for f in results.sqlite device.json work.json; do
+        [ -f ".carry/report/$f" ] && [ ! -f "$OUT/report/$f" ] && cp ".carry/report/$f" "$OUT/report/" && chmod u+w "$OUT/report/$f"
+      done
+      log="$OUT/report/log_$(date +%H%M%S).txt"
       timeout "${REPORT_S:-560}" python3 apps/evaluate.py --set kernelzoo=packages/kernelzoo/src/cudal1/kernelzoo/released \
         --suite builtin --device cuda --out "$OUT/report" --title "${REPORT_TITLE:-cudal1 kernel zoo on the GPU}" \
-        ${REPORT_ARGS:-} > "$OUT/report/log_$(date +%H%M%S).txt" 2>&1
-      echo "report rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -40 "$OUT"/report/log_*.txt | tail -40 ;;
+        ${REPORT_ARGS:-} > "$log" 2>&1
+      echo "report rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -40 "$log"
+      # a run cut off by the timeout leaves its rows in the WAL: fold them into the one file that comes back
+      python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print('checkpoint', c.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone(), c.execute('PRAGMA journal_mode=DELETE').fetchone(), c.execute('select count(*) from results').fetchone())" "$OUT/report/results.sqlite" | tee -a "$OUT/phases.txt" ;;
     bench)
       mkdir -p "$OUT/zoo"
       [ -d .carry/zoo ] && [ ! -f "$OUT/zoo/zoo.json" ] && cp -r .carry/zoo/. "$OUT/zoo/"
