@@ -85,7 +85,7 @@ def profile_compiled() -> dict[str, Any]:
             y = cm(x)
             torch.cuda.synchronize()
         del y
-        events = [{"name": e.name[:100], "cuda_us": round(e.device_time_total, 1), "count": e.count}
+        events = [{"name": e.key[:100], "cuda_us": round(e.device_time_total, 1), "count": e.count}
                   for e in prof.key_averages() if e.device_time_total > 0]
         res[mode] = sorted(events, key=lambda e: -e["cuda_us"])[:8]
     return res

@@ -182,3 +182,29 @@ def test_gpu_every_candidate_correct_and_public_op_tunes(op):
     torch.testing.assert_close(public(x), want, rtol=1e-5, atol=1e-6)
     entries = json.loads(autotune.cache_path().read_text())
     assert any(k.startswith(f"{op}|") for k in entries), entries.keys()
+
+
+def test_elementwise_config_is_memoized_per_input_class_and_environment(monkeypatch):
+    """The config of an elementwise op is resolved once per input class (host time per call matters for a
+    1.5 ms op timed from the host), and resolved again when anything that steers the choice changes."""
+    from cudal1.kernelzoo.ops import _elementwise
+
+    monkeypatch.setenv(autotune.ENV, "cache")
+    runs = []
+    table = _elementwise.CONFIGS
+    x = torch.randn(64)
+    first = _elementwise.elementwise_config("memo_test", x, table, runs.append, has_cuda=False)
+    assert first["BLOCK"] == table["sm80"]["BLOCK"] or torch.cuda.is_available()
+    assert _elementwise.elementwise_config("memo_test", x, table, runs.append, has_cuda=False) is first
+    # another input class, another table, a forced family, a cleared autotune memory: resolved again
+    bigger = _elementwise.elementwise_config("memo_test", torch.randn(4096), table, runs.append, has_cuda=False)
+    assert bigger is not first
+    monkeypatch.setenv(ARCH_ENV, "sm86")
+    forced = _elementwise.elementwise_config("memo_test", x, table, runs.append, has_cuda=False)
+    assert forced is not first and forced["BLOCK"] == table["sm86"]["BLOCK"]
+    monkeypatch.delenv(ARCH_ENV)
+    assert _elementwise.elementwise_config("memo_test", x, table, runs.append, has_cuda=False) is first
+    autotune.clear_memory()
+    again = _elementwise.elementwise_config("memo_test", x, table, runs.append, has_cuda=False)
+    assert again is not first and again == first
+    assert runs == []  # nothing was launched to choose

@@ -28,6 +28,7 @@ the cache where it may pay (other GPUs, other sizes); later runs use those winne
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import statistics
@@ -43,7 +44,7 @@ import torch
 from .arch import ENV as ARCH_ENV
 from .arch import current_family
 
-__all__ = ["CACHE_ENV", "DEFAULT_MODE", "ENV", "MODES", "REPS", "WARMUP", "cache_path", "choose", "clear_memory", "mode",
+__all__ = ["CACHE_ENV", "DEFAULT_MODE", "ENV", "MODES", "REPS", "WARMUP", "cache_path", "choose", "clear_memory", "generation", "mode",
            "numel_bucket", "time_ms", "tuned"]
 
 ENV = "CUDAL1_AUTOTUNE"
@@ -57,6 +58,7 @@ _LOCK = threading.Lock()
 _MEMORY: dict[str, dict[str, Any]] = {}
 _LOADED: set[Path] = set()
 _WARNED: set[Path] = set()
+_GENERATION = [0]  # bumped by clear_memory and by every new winner: callers' memos of a choice expire then
 
 
 def mode() -> str:
@@ -78,6 +80,13 @@ def clear_memory() -> None:
     with _LOCK:
         _MEMORY.clear()
         _LOADED.clear()
+        _GENERATION[0] += 1
+
+
+def generation() -> int:
+    """A counter that changes whenever a choice of :func:`choose` could change in this process (memory
+    cleared, a new winner). Ops that memoize their config per input class key the memo with it."""
+    return _GENERATION[0]
 
 
 def numel_bucket(n: int) -> int:
@@ -139,7 +148,13 @@ def _save(path: Path) -> None:
 
 
 def _device_id(device: torch.device) -> str:
-    return f"{torch.cuda.get_device_name(device)}|{current_family(device)}"
+    return f"{_device_name(device.index)}|{current_family(device)}"
+
+
+@functools.cache
+def _device_name(index: int | None) -> str:
+    """The GPU's name, asked of the driver once per device per process."""
+    return torch.cuda.get_device_name(index)
 
 
 def tuned(op: str, key: Sequence[Any], candidates: Sequence[Mapping[str, Any]], run: Callable[[Mapping[str, Any]], Any],
@@ -188,5 +203,6 @@ def choose(full_key: str, candidates: Sequence[Mapping[str, Any]], run: Callable
         _MEMORY[full_key] = {"config": dict(candidates[best]), "ms": timings[best],
                              "candidates": [{"config": dict(c), "ms": t} for c, t in zip(candidates, timings, strict=True)],
                              "errors": errors, "torch": torch.__version__}
+        _GENERATION[0] += 1
         _save(path)
     return candidates[best]

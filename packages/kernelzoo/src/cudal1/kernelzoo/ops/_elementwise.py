@@ -14,6 +14,7 @@ import torch
 import triton
 
 from .. import autotune, cuda_jit
+from ..arch import ENV as ARCH_ENV
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource
 from ..registry import call, zoo_custom_op
@@ -39,21 +40,39 @@ TRITON_CANDIDATES: tuple[dict[str, Any], ...] = tuple(
 CUDA_CANDIDATES: tuple[dict[str, Any], ...] = tuple({"backend": "cuda", "cuda_threads": t} for t in (128, 256, 512))
 
 
+#: (op, device index, input class, has_cuda, table, the environment variables that steer the choice, the
+#: autotune generation) -> the config elementwise_config chose. Resolving it again on every call cost
+#: 0.04-0.27 ms of host time per call on the H100 machines (benchmarks/results/
+#: 2026-11-23-elementwise-host-overhead-h100.md), which shows in a 1.5 ms op timed from the host.
+_CONFIG_MEMO: dict[tuple, Mapping[str, Any]] = {}
+_CONFIG_MEMO_MAX = 4096
+
+
 def elementwise_config(name: str, x: torch.Tensor, table: Mapping[str, dict], run: Callable[[Mapping], Any], *,
                        has_cuda: bool) -> Mapping[str, Any]:
     """The config an elementwise op runs on CUDA tensor ``x``: the autotuned winner among
     :data:`TRITON_CANDIDATES` (+ :data:`CUDA_CANDIDATES` where ``has_cuda`` and CuPy imports) for ``x``'s
     input class, or the family's ``table`` entry (autotune off, or ``$CUDAL1_ARCH`` forced). A
     ``$CUDAL1_BACKEND`` choice limits the candidates to that backend. ``run(config)`` launches the op once."""
+    key = (str(x.dtype).removeprefix("torch."), autotune.numel_bucket(x.numel()), x.data_ptr() % 16 == 0)
+    forced = os.environ.get(cuda_jit.BACKEND_ENV)
+    memo_key = (name, x.device.index, key, has_cuda, id(table), forced, os.environ.get(ARCH_ENV),
+                os.environ.get(autotune.ENV), os.environ.get(autotune.CACHE_ENV), autotune.generation())
+    hit = _CONFIG_MEMO.get(memo_key)
+    if hit is not None:
+        return hit
     backend = cuda_jit.choose_backend(table, x.device, has_cuda=has_cuda)
     default = dict(pick(table, x.device), backend=backend)
-    forced = os.environ.get(cuda_jit.BACKEND_ENV)
     cuda_ok = has_cuda and cuda_jit.cupy_available()
     candidates: Sequence[Mapping[str, Any]] = (
         (TRITON_CANDIDATES if forced != "cuda" or not cuda_ok else ())
         + (CUDA_CANDIDATES if cuda_ok and forced != "triton" else ()))
-    key = (str(x.dtype).removeprefix("torch."), autotune.numel_bucket(x.numel()), x.data_ptr() % 16 == 0)
-    return autotune.tuned(name, key, candidates, run, default, x.device)
+    got = autotune.tuned(name, key, candidates, run, default, x.device)
+    if len(_CONFIG_MEMO) >= _CONFIG_MEMO_MAX:
+        _CONFIG_MEMO.clear()
+    # keyed by the generation read before tuning: a choice made now is looked up again once, then memoized
+    _CONFIG_MEMO[memo_key] = got
+    return got
 
 
 def op_configs(backend: str = "triton") -> dict[str, dict[str, Any]]:
