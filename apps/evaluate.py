@@ -178,7 +178,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     out = Path(args.out or f"runs/report-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}").expanduser()
     out.mkdir(parents=True, exist_ok=True)
     try:
-        store = ResultStore(out / "results.sqlite")
+        store = ResultStore(out / "results.sqlite", read_only=args.report_only)  # a report changes no measured row
     except StoreError as e:
         raise UsageError(str(e)) from e
     try:

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,11 @@ def layout(tmp_path):
     return tmp_path
 
 
+def _count(db: Path) -> int:
+    with closing(sqlite3.connect(db)) as c:
+        return c.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+
 def _args(layout: Path, *extra: str) -> list[str]:
     return ["--set", f"mine={layout / 'mine'}", "--set", "ref=reference", "--suite", f"dir:{layout / 'tasks'}",
             "--baselines", "eager", "--device", "cpu", "--trials", "1", "--time-budget", "0.2",
@@ -132,14 +138,18 @@ def test_two_sets_side_by_side_then_resume_and_report_only(layout, capsys):
     assert "== mine against eager ==" in printed and "report.html" in printed
 
     db = out / "results.sqlite"
-    rows_before = sqlite3.connect(db).execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    rows_before = _count(db)
     assert rows_before == 4
     assert app.main(_args(layout)) == 0  # resumed: every pair read back from the store
-    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM results").fetchone()[0] == rows_before
+    assert _count(db) == rows_before
     again = json.loads((out / "report.json").read_text())
     assert again["summary"]["mine"] == rep["summary"]["mine"]
 
+    with closing(sqlite3.connect(db)) as c:  # as a committed store is kept: one file, no WAL
+        c.execute("PRAGMA journal_mode=DELETE")
+    stored = db.read_bytes()
     assert app.main(_args(layout, "--report-only")) == 0
+    assert db.read_bytes() == stored and not (out / "results.sqlite-wal").exists()  # read, never written
     (layout / "tasks" / "scale_relu_twice.py").write_text(TASK_SCALE.replace("return [2.0]", "return [3.0]"))
     assert app.main(_args(layout, "--report-only")) == 0  # a task nobody evaluated: said, not hidden
     md = (out / "report.md").read_text()
@@ -149,6 +159,9 @@ def test_two_sets_side_by_side_then_resume_and_report_only(layout, capsys):
     (layout / "tasks" / "scale_relu_twice.py").unlink()
     assert app.main([a if a != "1" else "3" for a in _args(layout, "--report-only")]) == 2  # other --trials
     assert "other settings" in capsys.readouterr().err
+    db.unlink()
+    assert app.main(_args(layout, "--report-only")) == 2  # no store: said, none created
+    assert "no results store" in capsys.readouterr().err and not db.exists()
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -83,3 +83,24 @@ def test_a_folder_or_missing_parent_is_refused(tmp_path):
         ResultStore(tmp_path)
     with pytest.raises(StoreError, match="does not exist"):
         ResultStore(tmp_path / "no" / "such" / "r.sqlite")
+
+
+def test_read_only_store_reads_and_never_writes(tmp_path):
+    path = tmp_path / "r.sqlite"
+    with ResultStore(path) as store:
+        store.add(result(), TASK, CAND, CFG, run="run1")
+    with sqlite3.connect(path) as c:  # one file, as a store is committed with measured results
+        c.execute("PRAGMA journal_mode=DELETE")
+    before = path.read_bytes()
+    with ResultStore(path, read_only=True) as ro:
+        assert ro.lookup(TASK, CAND, CFG) == result() and ro.results(run="run1") == [result()]
+        with pytest.raises(StoreError, match="read-only"):
+            ro.add(result(), TASK, Candidate(source="y"), CFG)
+    assert path.read_bytes() == before  # not even the journal mode changed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite"]
+    with pytest.raises(StoreError, match="no results store"):
+        ResultStore(tmp_path / "missing.sqlite", read_only=True)
+    assert not (tmp_path / "missing.sqlite").exists()
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    with pytest.raises(StoreError, match="no results store"):
+        ResultStore(tmp_path / "empty.sqlite", read_only=True)

@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,16 +58,26 @@ class ResultStore:
 
     Args:
         path: the database file; created if missing. ``":memory:"`` for a throwaway store.
+        read_only: open an existing store for reading only: nothing in the file changes (not even its
+            journal mode), :meth:`add` raises. For reports made from a store of measured results.
     Raises:
-        StoreError: the file exists but is not a cudal1 results store (it is left untouched).
+        StoreError: the file exists but is not a cudal1 results store (it is left untouched), or
+            ``read_only`` and there is no store at ``path``.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = str(path)
+        self.read_only = read_only
+        if read_only and (self.path == ":memory:" or not Path(self.path).is_file()):
+            raise StoreError(f"no results store at {self.path}: nothing to read (evaluate something first)")
         if self.path != ":memory:":
             self._check_existing(Path(self.path))
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            if read_only:
+                uri = "file:" + urllib.parse.quote(str(Path(self.path).resolve())) + "?mode=ro"
+                self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+            else:
+                self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
             app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as e:
@@ -78,6 +89,14 @@ class ResultStore:
                 "refusing to write to it; choose another --store file"
             )
         self._lock = threading.Lock()
+        if read_only:
+            if not tables:
+                self._db.close()
+                raise StoreError(f"{self.path} holds no results store (an empty SQLite file)")
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is not None and int(row[0]) > SCHEMA_VERSION:
+                raise StoreError(f"{self.path} has schema version {row[0]}, newer than this cudal1 ({SCHEMA_VERSION})")
+            return
         with self._lock:
             if self.path != ":memory:":
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -110,6 +129,8 @@ class ResultStore:
     # -- writing ----------------------------------------------------------------------------------
     def add(self, result: EvalResult, task: Task, candidate: Candidate, config: EvalConfig, run: str = "") -> int:
         """Store one result at once (committed before returning). Returns its row id."""
+        if self.read_only:
+            raise StoreError(f"{self.path} was opened read-only; open it without read_only to add results")
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         with self._lock:
             cur = self._db.execute(
