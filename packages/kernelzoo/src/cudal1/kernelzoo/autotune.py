@@ -148,11 +148,12 @@ def _save(path: Path) -> None:
 
 
 def _device_id(device: torch.device) -> str:
-    return f"{_device_name(device.index)}|{current_family(device)}"
+    index = torch.cuda.current_device() if device.index is None else device.index
+    return f"{_device_name(index)}|{current_family(device)}"
 
 
 @functools.cache
-def _device_name(index: int | None) -> str:
+def _device_name(index: int) -> str:
     """The GPU's name, asked of the driver once per device per process."""
     return torch.cuda.get_device_name(index)
 
