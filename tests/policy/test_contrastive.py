@@ -59,3 +59,21 @@ def test_no_success_yet_shows_the_reference_and_budget_trims(tmp_path):
                               count_tokens=len, max_tokens=base + 5000)
     assert tight[0]["exemplars"] == 1  # one exemplar fits the budget, the lower-scored one was dropped
     assert "x * 1" in tight[0]["prompt"][0]["content"]
+
+
+def test_flagged_successes_are_not_shown_as_examples(tmp_path):
+    """An 'ok' that carries an integrity flag (fp16 inside an fp32 task, a try/except fallback) would teach the
+    policy the hack if its speedup were shown: GRPO and self-training prompts leave it out, as the search does."""
+    (relu,) = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 4}})
+    store = ResultStore(tmp_path / "r.sqlite")
+    rows_in = [("ok", 5.0, ("reduced_precision",)), ("ok", 4.0, ("exception_fallback", "uses_custom_kernel")),
+               ("ok", 1.2, ("uses_custom_kernel", "timing_unstable")), ("incorrect", None, ())]
+    for i, (status, sp, flags) in enumerate(rows_in):
+        store.add(EvalResult(task="relu", status=status, speedup=sp, flags=flags, task_hash=relu.hash), relu,
+                  Candidate(code(i + 10), "relu"), CFG)
+    rows = build_prompt_rows(store, [relu], n=3, tau=1.0, bucket_width=0.25, rng=random.Random(0),
+                             count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=3)
+    for row in rows:
+        text = row["prompt"][0]["content"]
+        assert "x * 12" in text and "x * 10" not in text and "x * 11" not in text
+        assert row["exemplars"] == 1

@@ -15,12 +15,21 @@ from typing import Any
 from cudal1.harness import EvalResult, ResultStore, Task
 from cudal1.prompts import Exemplar, fit_exemplars, sample_exemplars
 
+from .collection import verified
 from .seed_data import reference_as_modelnew
 
-__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool", "exemplars_from_store"]
+__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool", "exemplars_from_store",
+           "worth_showing"]
 
 RowFilter = Callable[[EvalResult, dict[str, Any]], bool]
 """``keep(result, meta)``: whether a stored row (meta as in ``ResultStore.rows``) may become an exemplar."""
+
+
+def worth_showing(result: EvalResult, meta: dict[str, Any] | None = None) -> bool:
+    """The default :data:`RowFilter`: failures (shown without a score) and verified successes
+    (cudal1.policy.collection.verified). An 'ok' carrying a flag such as ``reduced_precision`` or
+    ``exception_fallback`` is no example to follow: shown with its speedup it would teach the hack."""
+    return result.status != "ok" or verified(result)
 
 
 def exemplars_from_store(store: ResultStore, task: Task, keep: RowFilter | None = None) -> list[Exemplar]:
@@ -61,14 +70,15 @@ def contrastive_prompt(task: Task, pool: Sequence[Exemplar], *, n: int, tau: flo
 
 def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau: float, bucket_width: float,
                       rng: random.Random, count_tokens: Callable[[str], int], max_tokens: int,
-                      per_task: int = 1) -> list[dict[str, Any]]:
+                      per_task: int = 1, keep: RowFilter = worth_showing) -> list[dict[str, Any]]:
     """Dataset rows for one GRPO round: ``per_task`` rows per task, each ``{"prompt": [user message],
     "task": name, "exemplars": k}`` with ``k`` exemplars drawn from the store. Before any candidate of a
     task succeeded, its reference rewritten as ModelNew is the one exemplar (score 1.00, by definition),
-    as in the seed data's contrastive examples."""
+    as in the seed data's contrastive examples. ``keep`` picks the rows that may be shown (default
+    :func:`worth_showing`: no flagged success)."""
     rows = []
     for task in tasks:
-        pool = exemplar_pool(store, task)
+        pool = exemplar_pool(store, task, keep)
         for _ in range(per_task):
             text, shown = contrastive_prompt(task, pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng,
                                              count_tokens=count_tokens, max_tokens=max_tokens)

@@ -43,7 +43,7 @@ from cudal1.prompts import PromptBudgetError, fit_to_budget
 
 from .backends.base import GenerationBackend, SamplingParams
 from .collection import verified
-from .contrastive import contrastive_prompt, exemplar_pool
+from .contrastive import contrastive_prompt, exemplar_pool, worth_showing
 from .evaluators import Evaluator, make_evaluator
 from .rewarding import parse_completion
 from .search_folder import SearchFolder, SearchStateError, round_of, run_label
@@ -265,7 +265,7 @@ class ContrastiveSearch:
         def keep(result: EvalResult, meta: dict[str, Any]) -> bool:
             r = round_of(meta.get("run", ""))
             return ((r is None or r < round_) and result.device == device and result.baseline == baseline
-                    and (result.status != "ok" or verified(result)))
+                    and worth_showing(result))
 
         return keep
 
