@@ -28,7 +28,6 @@ the cache where it may pay (other GPUs, other sizes); later runs use those winne
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import statistics
@@ -44,7 +43,7 @@ import torch
 from .arch import ENV as ARCH_ENV
 from .arch import current_family
 
-__all__ = ["CACHE_ENV", "DEFAULT_MODE", "ENV", "MODES", "REPS", "WARMUP", "cache_path", "choose", "clear_memory", "generation", "mode",
+__all__ = ["CACHE_ENV", "DEFAULT_MODE", "ENV", "MODES", "REPS", "WARMUP", "cache_path", "choose", "choice_state", "clear_memory", "mode",
            "numel_bucket", "time_ms", "tuned"]
 
 ENV = "CUDAL1_AUTOTUNE"
@@ -58,7 +57,7 @@ _LOCK = threading.Lock()
 _MEMORY: dict[str, dict[str, Any]] = {}
 _LOADED: set[Path] = set()
 _WARNED: set[Path] = set()
-_GENERATION = [0]  # bumped by clear_memory and by every new winner: callers' memos of a choice expire then
+_GENERATION = [0]  # bumped by clear_memory (see choice_state)
 
 
 def mode() -> str:
@@ -83,10 +82,11 @@ def clear_memory() -> None:
         _GENERATION[0] += 1
 
 
-def generation() -> int:
-    """A counter that changes whenever a choice of :func:`choose` could change in this process (memory
-    cleared, a new winner). Ops that memoize their config per input class key the memo with it."""
-    return _GENERATION[0]
+def choice_state() -> tuple[Any, ...]:
+    """Everything besides its arguments that :func:`tuned`'s answer depends on: the mode, a forced family,
+    the cache file and how often the in-process winners were cleared. Ops that memoize their config per
+    input class key the memo with it (a winner found while tuning is the answer itself: memoized as is)."""
+    return (os.environ.get(ENV), os.environ.get(ARCH_ENV), os.environ.get(CACHE_ENV), _GENERATION[0])
 
 
 def numel_bucket(n: int) -> int:
@@ -148,14 +148,7 @@ def _save(path: Path) -> None:
 
 
 def _device_id(device: torch.device) -> str:
-    index = torch.cuda.current_device() if device.index is None else device.index
-    return f"{_device_name(index)}|{current_family(device)}"
-
-
-@functools.cache
-def _device_name(index: int) -> str:
-    """The GPU's name, asked of the driver once per device per process."""
-    return torch.cuda.get_device_name(index)
+    return f"{torch.cuda.get_device_name(device)}|{current_family(device)}"
 
 
 def tuned(op: str, key: Sequence[Any], candidates: Sequence[Mapping[str, Any]], run: Callable[[Mapping[str, Any]], Any],
@@ -204,6 +197,5 @@ def choose(full_key: str, candidates: Sequence[Mapping[str, Any]], run: Callable
         _MEMORY[full_key] = {"config": dict(candidates[best]), "ms": timings[best],
                              "candidates": [{"config": dict(c), "ms": t} for c, t in zip(candidates, timings, strict=True)],
                              "errors": errors, "torch": torch.__version__}
-        _GENERATION[0] += 1
         _save(path)
     return candidates[best]

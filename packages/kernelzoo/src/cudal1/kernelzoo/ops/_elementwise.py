@@ -14,7 +14,6 @@ import torch
 import triton
 
 from .. import autotune, cuda_jit
-from ..arch import ENV as ARCH_ENV
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource
 from ..registry import call, zoo_custom_op
@@ -40,8 +39,8 @@ TRITON_CANDIDATES: tuple[dict[str, Any], ...] = tuple(
 CUDA_CANDIDATES: tuple[dict[str, Any], ...] = tuple({"backend": "cuda", "cuda_threads": t} for t in (128, 256, 512))
 
 
-#: (op, device index, input class, has_cuda, table, the environment variables that steer the choice, the
-#: autotune generation) -> the config elementwise_config chose. Resolving it again on every call cost
+#: (op, device index, input class, has_cuda, table, $CUDAL1_BACKEND, autotune.choice_state()) -> the config
+#: elementwise_config chose. Resolving it again on every call cost
 #: 0.04-0.27 ms of host time per call on the H100 machines (benchmarks/results/
 #: 2026-11-23-elementwise-host-overhead-h100.md), which shows in a 1.5 ms op timed from the host.
 _CONFIG_MEMO: dict[tuple, Mapping[str, Any]] = {}
@@ -56,8 +55,7 @@ def elementwise_config(name: str, x: torch.Tensor, table: Mapping[str, dict], ru
     ``$CUDAL1_BACKEND`` choice limits the candidates to that backend. ``run(config)`` launches the op once."""
     key = (str(x.dtype).removeprefix("torch."), autotune.numel_bucket(x.numel()), x.data_ptr() % 16 == 0)
     forced = os.environ.get(cuda_jit.BACKEND_ENV)
-    memo_key = (name, x.device.index, key, has_cuda, id(table), forced, os.environ.get(ARCH_ENV),
-                os.environ.get(autotune.ENV), os.environ.get(autotune.CACHE_ENV), autotune.generation())
+    memo_key = (name, x.device.index, key, has_cuda, id(table), forced, autotune.choice_state())
     hit = _CONFIG_MEMO.get(memo_key)
     if hit is not None:
         return hit
@@ -70,7 +68,6 @@ def elementwise_config(name: str, x: torch.Tensor, table: Mapping[str, dict], ru
     got = autotune.tuned(name, key, candidates, run, default, x.device)
     if len(_CONFIG_MEMO) >= _CONFIG_MEMO_MAX:
         _CONFIG_MEMO.clear()
-    # keyed by the generation read before tuning: a choice made now is looked up again once, then memoized
     _CONFIG_MEMO[memo_key] = got
     return got
 
