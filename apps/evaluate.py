@@ -200,7 +200,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     works = _works(out, tasks)
     entries: list[Entry] = []
     libs: dict[str, str] = {}
-    not_evaluated: dict[str, int] = {}  # (set / baseline) -> pairs not in the store (--report-only)
+    not_evaluated: dict[tuple[str, str], int] = {}  # (set, baseline) -> pairs not in the store (--report-only)
     with store:
         for b in baselines:
             cfg = base_cfg.replace(baseline=b)
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                         found = [(p, store.lookup(p[0], p[1], cfg)) for p in ps]
                         missing = sum(r is None for _, r in found)
                         if missing:
-                            not_evaluated[f"{name} / {b}"] = missing
+                            not_evaluated[name, b] = missing
                         done = [(p, r) for p, r in found if r is not None]
                     else:
                         print(f"evaluate: {name} against {b}: {len(ps)} tasks on {device}", file=sys.stderr,
@@ -238,7 +238,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     meta = {"command": "apps/evaluate.py " + shlex.join(argv), "suite": args.suite,
             "sets": ", ".join(f"{n}={s}" for n, s in sets)}
     if not_evaluated:
-        left = ", ".join(f"{k}: {v} of {len(pairs[k.split(' / ')[0]])} tasks" for k, v in not_evaluated.items())
+        left = ", ".join(f"{n} / {b}: {v} of {len(pairs[n])} tasks" for (n, b), v in not_evaluated.items())
         meta["not evaluated yet (left out of every figure)"] = left
         print(f"evaluate: not in the store yet, left out of the report: {left}", file=sys.stderr)
     report = build_report(entries, works=works, peaks=peaks, title=args.title, set_order=[n for n, _ in sets],

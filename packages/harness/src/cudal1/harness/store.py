@@ -93,9 +93,7 @@ class ResultStore:
             if not tables:
                 self._db.close()
                 raise StoreError(f"{self.path} holds no results store (an empty SQLite file)")
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is not None and int(row[0]) > SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has schema version {row[0]}, newer than this cudal1 ({SCHEMA_VERSION})")
+            self._schema_version()
             return
         with self._lock:
             if self.path != ":memory:":
@@ -104,11 +102,15 @@ class ResultStore:
             if not tables:
                 self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self._db.executescript(_SCHEMA)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
+            if self._schema_version() is None:
                 self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has schema version {row[0]}, newer than this cudal1 ({SCHEMA_VERSION})")
+
+    def _schema_version(self) -> int | None:
+        """The stored schema version (None in a new store); StoreError when newer than this code's."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is not None and int(row[0]) > SCHEMA_VERSION:
+            raise StoreError(f"{self.path} has schema version {row[0]}, newer than this cudal1 ({SCHEMA_VERSION})")
+        return None if row is None else int(row[0])
 
     @staticmethod
     def _check_existing(p: Path) -> None:
