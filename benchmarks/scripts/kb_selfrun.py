@@ -1,0 +1,66 @@
+"""KernelBench self-run on a GPU: every task's reference submitted as its own candidate (issue 15, item 7).
+
+    PYTHONPATH=packages/harness/src python3 benchmarks/scripts/kb_selfrun.py --suite-dir KB --level 1 \
+        --store STATE.sqlite --budget-s 540 [--label before]
+
+Pairs are evaluated in chunks and stored as they finish (the store resumes: a pair already in it is read
+back, not re-run); no new chunk starts once ``--budget-s`` seconds have passed, so a device call ends inside
+its limit with every finished pair kept. At the end the WAL is folded into the store file (one file to carry
+back) and a line per level says how many pairs are stored. benchmarks/scripts/report_selfrun.py turns the
+store into the committed markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from cudal1.harness import EvalConfig, EvalPool, ResultStore, load_suite, reference_candidate
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--suite-dir", required=True, help="folder with level1..level3 (KernelBench layout)")
+    ap.add_argument("--level", type=int, action="append", help="levels to run (default: all)")
+    ap.add_argument("--store", required=True)
+    ap.add_argument("--budget-s", type=float, default=540.0)
+    ap.add_argument("--chunk", type=int, default=6)
+    ap.add_argument("--label", default="selfrun")
+    ap.add_argument("--cache", default="/tmp/cudal1-selfrun-cache")
+    a = ap.parse_args()
+    t0 = time.monotonic()
+    tasks = [t for t in load_suite(f"kernelbench:{a.suite_dir}") if not a.level or t.level in a.level]
+    cfg = EvalConfig(device="cuda", cache_dir=a.cache)
+    store = ResultStore(a.store)
+    todo = [t for t in tasks if store.lookup(t, reference_candidate(t), cfg) is None]
+    print(f"{a.label}: {len(tasks)} tasks, {len(todo)} not stored yet", flush=True)
+    pool = EvalPool(cfg)
+    done = 0
+    while todo and time.monotonic() - t0 < a.budget_s:
+        chunk, todo = todo[: a.chunk], todo[a.chunk:]
+        pairs = [(t, reference_candidate(t)) for t in chunk]
+
+        def show(_i: int, r) -> None:
+            sp = f"{r.speedup:.3f}" if r.speedup is not None else "-"
+            print(f"{time.monotonic() - t0:7.1f}s  {r.task:<50} {r.status:<13} {sp:>7}  {','.join(r.flags)}  "
+                  f"{r.reason[:160] if r.status != 'ok' else ''}", flush=True)
+
+        pool.map(pairs, store=store, run=a.label, on_result=show)
+        done += len(chunk)
+    store.close()
+    con = sqlite3.connect(a.store)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.execute("PRAGMA journal_mode=DELETE")
+    n = con.execute("SELECT count(*) FROM results").fetchone()[0]
+    con.close()
+    print(json.dumps({"label": a.label, "evaluated_now": done, "left": len(todo), "stored": n,
+                      "wall_s": round(time.monotonic() - t0, 1)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
