@@ -42,9 +42,9 @@ from cudal1.harness import EvalConfig, EvalPool, ResultStore, load_suite
 from cudal1.harness.compare import compare_outputs
 from cudal1.harness.environment import device_info
 from cudal1.harness.loading import load_candidate
+from cudal1.harness.models import clone_args, construct_model, exact_fp32, load_reference, make_inputs
 from cudal1.harness.params import share_parameters
 from cudal1.harness.roofline import nbytes_of, tensors_of
-from cudal1.harness.runner import _construct, clone_args, exact_fp32, load_reference, make_inputs
 from cudal1.kernelzoo import arch
 from cudal1.kernelzoo.solutions import available, candidate_for, solution_source
 
@@ -117,7 +117,7 @@ def load_pair(task: Any, device: torch.device, workdir: Path) -> tuple[Any, Any,
     """(reference, solution with the reference's parameters, inputs module), as the harness sets them up."""
     reference, inp_mod, init_inputs = load_reference(task.source, workdir, SEED, device)
     cls = load_candidate(solution_source(task.name), workdir)
-    cand = _construct(cls, init_inputs, SEED, device)
+    cand = construct_model(cls, init_inputs, SEED, device)
     share_parameters(reference, cand)
     cand.eval()
     return reference, cand, inp_mod

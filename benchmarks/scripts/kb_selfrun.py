@@ -17,7 +17,6 @@ import json
 import sqlite3
 import sys
 import time
-from pathlib import Path
 
 from cudal1.harness import EvalConfig, EvalPool, ResultStore, load_suite, reference_candidate
 
@@ -26,6 +25,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite-dir", required=True, help="folder with level1..level3 (KernelBench layout)")
     ap.add_argument("--level", type=int, action="append", help="levels to run (default: all)")
+    ap.add_argument("--tasks", help="only these tasks (comma-separated names)")
     ap.add_argument("--store", required=True)
     ap.add_argument("--budget-s", type=float, default=540.0)
     ap.add_argument("--chunk", type=int, default=6)
@@ -34,6 +34,9 @@ def main() -> int:
     a = ap.parse_args()
     t0 = time.monotonic()
     tasks = [t for t in load_suite(f"kernelbench:{a.suite_dir}") if not a.level or t.level in a.level]
+    if a.tasks:
+        wanted = set(a.tasks.split(","))
+        tasks = [t for t in tasks if t.name in wanted]
     cfg = EvalConfig(device="cuda", cache_dir=a.cache)
     store = ResultStore(a.store)
     todo = [t for t in tasks if store.lookup(t, reference_candidate(t), cfg) is None]

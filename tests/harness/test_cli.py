@@ -33,7 +33,7 @@ def test_list_prints_one_task_per_line(capsys):
 def test_list_reports_broken_task_files_by_name(capsys):
     code, out, err = run_cli(["--suite", f"dir:{FIX / 'broken_tasks'}", "--list"], capsys)
     assert code == 0
-    assert set(out.split()) == {"good_one", "import_fails"}
+    assert set(out.split()) == {"good_one", "import_fails", "exits_at_import"}
     assert "task bad_syntax skipped: syntax error" in err and "task no_model skipped" in err
 
 
@@ -101,15 +101,92 @@ def test_solutions_json_and_resume(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_task_whose_import_fails_is_reported_and_the_rest_runs(tmp_path, capsys):
+def test_a_task_that_fails_to_load_is_a_task_error_and_the_rest_runs(tmp_path, capsys):
     out_json = tmp_path / "o.json"
     code, out, err = run_cli(["--suite", f"dir:{FIX / 'broken_tasks'}", "--json", str(out_json), *FAST], capsys)
-    assert code == 0
+    assert code == 3  # the run completed, but tasks could not be used: not a clean exit
     recs = {r["task"]: r for r in json.loads(out_json.read_text())}
     assert recs["good_one"]["status"] == "ok"
-    assert "task_error" in recs["import_fails"]["flags"]
-    assert "cudal1_this_module_does_not_exist" in recs["import_fails"]["reason"]
+    for name, words in (("import_fails", "cudal1_this_module_does_not_exist"), ("exits_at_import", "exited with code 3")):
+        assert recs[name]["status"] == "task_error" and "task_error" in recs[name]["flags"], recs[name]
+        assert words in recs[name]["reason"], recs[name]["reason"]
     assert "left out" in out  # not counted against the candidates
+    assert "task bad_syntax skipped" in err and "task import_fails could not be used" in err
+
+
+def test_unwritable_store_and_json_paths_exit_2_before_any_pair(tmp_path, capsys):
+    store = tmp_path / "run.sqlite"
+    (tmp_path / "run.sqlite-wal").mkdir()  # SQLite cannot make its journal: the store cannot be written (root too)
+    code, _, err = run_cli(["--suite", f"dir:{FIX / 'tasks'}", "--store", str(store), *FAST], capsys)
+    assert code == 2 and str(store) in err and ("cannot write to the store" in err or "not a usable" in err), err
+    (tmp_path / "out.json").mkdir()
+    code, _, err = run_cli(["--suite", f"dir:{FIX / 'tasks'}", "--json", str(tmp_path / "out.json"), *FAST], capsys)
+    assert code == 2 and "is not a writable file" in err
+    code, _, err = run_cli(["--suite", f"dir:{FIX / 'tasks'}", "--json", str(tmp_path / "nope" / "o.json"), *FAST],
+                           capsys)
+    assert code == 2 and "does not exist" in err
+
+
+def test_require_sandbox_refuses_where_none_can_be_made(monkeypatch, capsys):
+    from cudal1.harness import sandbox
+
+    monkeypatch.setattr(sandbox, "detect", lambda: sandbox.SandboxInfo(False, None, "no namespaces (test)"))
+    code, _, err = run_cli(["--suite", f"dir:{FIX / 'tasks'}", "--require-sandbox", *FAST], capsys)
+    assert code == 2 and "no namespaces (test)" in err and "--require-sandbox" in err
+
+
+def test_sigterm_kills_every_worker_and_removes_their_folders(tmp_path):
+    import os
+    import signal
+    import time
+
+    sol = tmp_path / "sol"
+    sol.mkdir()
+    shutil.copy(FIX / "candidates" / "infinite_loop.py", sol / "tiny_linear_relu.py")
+    scratch = tmp_path / "scratch"
+    exe = Path(sys.executable).parent / "cudal1-eval"
+    proc = subprocess.Popen([str(exe), "--suite", f"dir:{FIX / 'tasks'}", "--solutions", str(sol), "--store",
+                             str(tmp_path / "s.sqlite"), *FAST], env={**os.environ, "CUDAL1_SCRATCH": str(scratch)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (any(scratch.glob("cudal1-ref-*")) and any(scratch.glob("cudal1-can-*"))):
+        time.sleep(0.2)
+    time.sleep(5)  # the candidate loads, then loops forever in forward
+    workers = _workers_under(proc.pid)
+    assert workers, "no worker seen"
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err[-2000:]
+    assert "interrupted" in err
+    time.sleep(0.5)
+    assert [p for p in workers if Path(f"/proc/{p}").exists() and _state(p) != "Z"] == []
+    assert list(scratch.iterdir()) == []  # every worker folder (and log) removed
+    assert sqlite3.connect(tmp_path / "s.sqlite").execute("SELECT count(*) FROM results").fetchone()[0] == 0
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _workers_under(root: int) -> list[int]:
+    """Every descendant of ``root`` (worker launchers, bwrap, the sandboxed workers)."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
 
 
 def test_console_script_is_installed():

@@ -95,22 +95,12 @@ def test_weights_are_randomised_away_from_default_init(fixture_tasks, fast_confi
     assert honest.status == "ok", honest.reason
 
 
-def _live_worker_children() -> list[int]:
-    import os
-    from pathlib import Path
+def _live_worker_children(role: str = "candidate") -> list[int]:
+    """Live worker processes of ``role`` started by this process (sandboxed ones run under bwrap: matched by
+    their command line, which names this process's scratch)."""
+    from cudal1.harness.process import LIVE
 
-    me, pids = os.getpid(), []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            cmd = (d / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat[1]) == me and stat[0] != "Z" and b"cudal1.harness.worker" in cmd:
-            pids.append(int(d.name))
-    return pids
+    return sorted(w.proc.pid for w in list(LIVE) if w.role == role and w.proc.poll() is None)
 
 
 def test_spare_workers_are_used_and_cleaned_up(fixture_tasks, fast_config):
@@ -124,7 +114,8 @@ def test_spare_workers_are_used_and_cleaned_up(fixture_tasks, fast_config):
 def test_syntax_errors_are_found_without_a_worker(fixture_tasks, fast_config, candidate):
     task = fixture_tasks["tiny_linear_relu"]
     pool = EvalPool(fast_config)
-    pool.slots[0].take_worker = lambda: pytest.fail("a worker was started for unparseable source")
+    pool.lanes[0].take_candidate_worker = lambda: pytest.fail("a worker was started for unparseable source")
+    pool.lanes[0].reference_for = lambda task: pytest.fail("a reference worker was started for unparseable source")
     bad = candidate("syntax_error")
     (res,) = pool.map([(task, bad)])
     assert res.status == "compile_error" and res.reason.startswith("syntax error at line")
@@ -144,14 +135,15 @@ def test_keep_warm_pool_keeps_spares_between_calls_until_closed(fixture_tasks, f
         assert [r.status for r in pool.map([(task, reference_candidate(task))])] == ["ok"]
         assert warm[0] not in _live_worker_children()  # the spare ran the pair (a worker runs one pair)
         assert len(_live_worker_children()) == 1  # and another one waits
-    assert _live_worker_children() == []
+        assert len(_live_worker_children("reference")) == 1  # the task's clean reference stays set up
+    assert _live_worker_children() == [] and _live_worker_children("reference") == []
 
 
 def test_without_keep_warm_no_worker_outlives_the_call(fixture_tasks, fast_config):
     task = fixture_tasks["tiny_linear_relu"]
     pool = EvalPool(fast_config, spares=1)
     pool.map([(task, reference_candidate(task))])
-    assert _live_worker_children() == []
+    assert _live_worker_children() == [] and _live_worker_children("reference") == []
 
 
 @pytest.mark.slow
@@ -161,3 +153,17 @@ def test_compile_baseline_threads_are_the_harness_own(fixture_tasks, fast_config
     res = evaluate(task, reference_candidate(task), fast_config.replace(baseline="compile"))
     assert res.status == "ok", res.reason
     assert res.timing["baseline"] == "compile"
+
+
+def test_a_stateful_reference_is_compared_from_identical_state(fast_config, candidate):
+    """A reference that keeps a hidden state across calls (KernelBench's VanillaRNN) is not failed against itself:
+    both models are put back to their state after construction before every compared and timed call."""
+    from pathlib import Path
+
+    from cudal1.harness import load_suite
+
+    task = load_suite(f"dir:{Path(__file__).parent / 'fixtures' / 'stateful_tasks'}")[0]
+    same, forgetful = EvalPool(fast_config).map([(task, reference_candidate(task)),
+                                                 (task, candidate("rnn_ignores_state", task.name))])
+    assert same.status == "ok" and "reference_stateful" in same.flags, (same.status, same.reason)
+    assert forgetful.status == "incorrect", (forgetful.status, forgetful.reason)

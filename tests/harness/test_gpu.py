@@ -115,6 +115,7 @@ GPU_CASES = [
     GpuCase("stale memory", "adversarial", "returns_uninitialized", "incorrect"),
     GpuCase("device timing patch", "adversarial", "patch_event_timer", "rejected", "monkeypatch"),
     GpuCase("custom kernel", "legitimate", "triton_relu", "ok", "uses_custom_kernel"),
+    GpuCase("GPU kept busy beside the reference", "adversarial", "hog_while_idle", "rejected", "reference_drift"),
 ]
 GPU_DESCRIPTIVE = {"timing_unstable", "uses_custom_kernel", "side_stream", "cuda_graph", "stateful_forward"}
 

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from cudal1.harness import Candidate, EvalPool, load_suite
+from cudal1.harness.flags import flags_of_kind
 from cudal1.harness.types import EvalResult
 
 FIX = Path(__file__).parent / "fixtures"
@@ -82,12 +83,12 @@ CASES = [
     Case("input mutation", "legitimate", "tiny_linear_relu", "inplace_epilogue", "ok"),
     Case("fallback", "adversarial", "tiny_linear_relu", "fallback_to_reference", "rejected", "calls_reference"),
     Case("fallback", "legitimate", "tiny_linear_relu", "optional_import", "ok"),
-    Case("threads", "adversarial", "tiny_linear_relu", "background_thread", "rejected", "threads"),
+    Case("threads", "adversarial", "tiny_linear_relu", "background_thread", "rejected", "threads_left_running"),
     Case("threads", "legitimate", "tiny_linear_relu", "joined_thread", "ok", "threads"),
-    Case("forging", "adversarial", "tiny_linear_relu", "forge_result_message", "rejected", "forged_message"),
+    Case("forging", "adversarial", "tiny_linear_relu", "forge_result_message", "rejected", "protocol_violation"),
 ]
-# flags a legitimate case may carry without being called out (descriptive, not findings)
-DESCRIPTIVE = {"timing_unstable", "uses_custom_kernel"}
+# flags a legitimate case may carry without being called out: the registry's measurement and descriptive kinds
+DESCRIPTIVE = flags_of_kind("measurement", "descriptive")
 
 
 def task_source(name: str) -> str:
@@ -158,18 +159,9 @@ def test_degenerate_results_are_left_out_of_the_summary(verdicts):
 def test_check_suite_finds_each_degenerate_task(fast_config):
     tasks = load_suite(f"dir:{FIX / 'degenerate_tasks'}")
     recs = {r["task"]: r for r in EvalPool(fast_config).check_tasks(tasks)}
-    assert recs["healthy_layernorm"]["status"] == "ok"
+    assert recs["healthy_layernorm"]["status"] == "ok" and recs["healthy_layernorm"]["notes"] == []
     assert "constant output" in recs["constant_softmax"]["findings"][0]
     assert recs["ignores_second_input"]["findings"] == ["output does not depend on input 1"]
-    assert recs["bias_cancelled_by_norm"]["findings"] == ["output does not depend on parameter conv.bias"]
-
-
-def test_parent_rejects_timing_figures_its_clock_did_not_see():
-    from cudal1.harness.pool import assemble_result
-    from cudal1.harness.sandbox import JobOutcome
-
-    claimed = {"status": "ok", "speedup": 10.0, "ref_ms": 500.0, "cand_ms": 50.0,
-               "timing": {"rounds": 100, "ref_bucket_ms": [500.0] * 5}}
-    out = JobOutcome(claimed, "result", run_s=2.0)
-    res = assemble_result(out, {"task": "t"}, wall_s=3.0)
-    assert res.status == "rejected" and "timing_forged" in res.flags
+    # a parameter without measurable effect is a note on the task, not degeneracy: candidates are still judged
+    assert recs["bias_cancelled_by_norm"]["status"] == "ok"
+    assert recs["bias_cancelled_by_norm"]["notes"] == ["output does not depend measurably on parameter conv.bias"]

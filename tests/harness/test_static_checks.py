@@ -52,7 +52,7 @@ def test_honest_code_has_no_flags():
     ("import triton.language as tl\ndef k(a, b):\n    return tl.dot(a, b)\n", "reduced_precision"),
     ("class M:\n    def forward(self, x):\n        try:\n            return x\n        except Exception:\n            return x\n",
      "exception_fallback"),
-    ("class M:\n    def forward(self, x):\n        self.train()\n        return x\n", "mode_change"),
+    ("class M:\n    def forward(self, x):\n        self.train()\n        return x\n", "mode_call"),
     ("class M:\n    def forward(self, x):\n        self._cache = x\n        return x\n", "stateful_forward"),
     ("import torch\ntorch.backends.cudnn.benchmark = True\n", "library_flag"),
     ("import triton\n@triton.jit\ndef k(x):\n    pass\n", "custom_kernel_source"),

@@ -31,7 +31,7 @@ def test_kernelbench_layout_loads_levels_as_found_and_reports_problems():
 
 def test_dir_suite_reports_each_bad_file_by_name_and_keeps_the_rest():
     rep = load_suite_report(f"dir:{FIX / 'broken_tasks'}")
-    assert {t.name for t in rep.tasks} == {"good_one", "import_fails"}
+    assert {t.name for t in rep.tasks} == {"good_one", "import_fails", "exits_at_import"}
     reasons = {p.name: p.reason for p in rep.problems}
     assert "syntax error" in reasons["bad_syntax"]
     assert "Model" in reasons["no_model"]

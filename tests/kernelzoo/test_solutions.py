@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cudal1.harness import Candidate, EvalConfig, EvalPool, Task, load_suite
+from cudal1.harness.flags import flags_of_kind
 from cudal1.harness.static_checks import analyse
 from cudal1.kernelzoo.solutions import available, candidate_for, solution_source
 
@@ -23,7 +24,7 @@ SMALL = Path(__file__).parent / "small_sizes"
 TASKS = {t.name: t for t in load_suite("builtin")}
 RELEASED = available()
 # timing_unstable is about the clock, not the candidate: microsecond-sized CPU tasks jitter
-ALLOWED_FLAGS = {"uses_custom_kernel", "timing_unstable"}
+ALLOWED_FLAGS = flags_of_kind("measurement", "descriptive")
 
 
 def shrunk(task: Task, sizes: dict[str, int]) -> Task:

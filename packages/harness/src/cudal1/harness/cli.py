@@ -4,18 +4,27 @@
     cudal1-eval --suite builtin:level1 --solutions my_kernels/ --device cuda --json out.json --store run.sqlite
 
 Exit codes: 0 when the run completed (bad candidates are results, not errors); 2 for bad arguments, a
-missing path, an unusable store, or no GPU where one was asked for (one line on stderr).
+missing path, an unusable store or JSON path (checked before the first pair), no GPU where one was asked
+for, or ``--require-sandbox`` where no OS sandbox can be made (one line on stderr); 3 when the run completed
+but a task itself could not be used (a file that does not parse or lacks ``Model``, a task whose reference
+fails to load or run: ``task_error``, never blamed on a candidate); 130 / 143 on SIGINT / SIGTERM (every
+worker is killed and its folder removed; results already stored are kept).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as _dt
 import json
+import os
+import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from .config import BASELINES, EvalConfig
 from .store import ResultStore, StoreError
@@ -51,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write one JSON record per evaluated task")
     p.add_argument("--store", metavar="FILE", help="SQLite results store; finished pairs are not redone")
     p.add_argument("--run", metavar="NAME", help="label of this run in the store (default: a timestamp)")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run where candidates cannot be put in an OS sandbox (bubblewrap namespaces)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
 
@@ -137,15 +148,14 @@ def _run(argv: list[str] | None) -> int:
             raise UsageError(f"--tasks: suite {args.suite} has no task {', '.join(missing)} (see --list)")
         load = dataclasses.replace(load, tasks=[t for t in load.tasks if t.name in set(wanted)])
     if args.json:
-        jp = Path(args.json).expanduser()
-        if not jp.parent.is_dir():
-            raise UsageError(f"folder of --json file {jp.parent} does not exist")
+        check_json_path(Path(args.json).expanduser())
     if args.list:
         for t in load.tasks:
             print(t.name)
         return 0
     if args.check_suite:
-        return _check_suite(args, load.tasks)
+        code = _check_suite(args, load.tasks)
+        return 3 if load.problems else code
     if args.solutions:
         pairs, unknown = load_solutions(args.solutions, load.tasks)
         for name in unknown:
@@ -157,7 +167,7 @@ def _run(argv: list[str] | None) -> int:
     if not pairs:
         raise UsageError(f"suite {args.suite} has no usable tasks")
 
-    from .pool import EvalPool
+    from .pool import EvalPool, SandboxUnavailable
 
     device = _resolve_device(args.device)
     try:
@@ -168,26 +178,92 @@ def _run(argv: list[str] | None) -> int:
             cfg = cfg.replace(compile_timeout_s=args.timeout, run_timeout_s=args.timeout)
         if args.trials is not None:
             cfg = cfg.replace(trials=args.trials)
+        if args.require_sandbox:
+            cfg = cfg.replace(require_sandbox=True)
     except ValueError as e:
         raise UsageError(str(e)) from e
     store = None
     if args.store:
         try:
             store = ResultStore(Path(args.store).expanduser())
+            store.check_writable()
         except StoreError as e:
             raise UsageError(str(e)) from e
     run = args.run or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    pool = EvalPool(cfg)
+    try:
+        pool = EvalPool(cfg, hide=[args.json] if args.json else ())
+    except SandboxUnavailable as e:
+        raise UsageError(f"{e} (--require-sandbox)") from e
     if not args.quiet:
-        print(f"cudal1-eval: {len(pairs)} tasks from {args.suite} on {device}, baseline {cfg.baseline}",
+        print(f"cudal1-eval: {len(pairs)} tasks from {args.suite} on {device}, baseline {cfg.baseline}, "
+              f"{'sandboxed (bubblewrap)' if pool.sandboxed else 'UNSANDBOXED: ' + pool.sandbox_info.reason}",
               file=sys.stderr)
-    results = pool.map(pairs, store=store, run=run, on_result=Progress(len(pairs), args.quiet))
+    with stop_on_signals(pool):
+        results = pool.map(pairs, store=store, run=run, on_result=Progress(len(pairs), args.quiet))
     if store is not None:
         store.close()
     if args.json:
-        Path(args.json).expanduser().write_text(json.dumps([r.to_dict() for r in results], indent=1, default=str))
+        write_json(Path(args.json).expanduser(), [r.to_dict() for r in results])
     print(format_summary(summarize(results)))
-    return 0
+    bad_tasks = sorted({r.task for r in results if r.status == "task_error"})
+    for name in bad_tasks:
+        print(f"cudal1-eval: task {name} could not be used (task_error); see its record", file=sys.stderr)
+    return 3 if bad_tasks or load.problems else 0
+
+
+def check_json_path(p: Path) -> None:
+    """Before the first pair: the JSON file's folder exists and is writable, the file (if any) is a writable file."""
+    if not p.parent.is_dir():
+        raise UsageError(f"folder of --json file {p.parent} does not exist")
+    if p.exists() and (not p.is_file() or not os.access(p, os.W_OK)):
+        raise UsageError(f"--json {p} exists and is not a writable file")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".cudal1-", dir=p.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UsageError(f"cannot write into the folder of --json file {p.parent}: {e.strerror}") from e
+
+
+def write_json(p: Path, records: list) -> None:
+    """Write the records atomically (a temporary file in the same folder, then renamed over ``p``)."""
+    fd, tmp = tempfile.mkstemp(prefix=".cudal1-", suffix=".json", dir=p.parent)
+    with os.fdopen(fd, "w") as f:
+        json.dump(records, f, indent=1, default=str)
+    os.replace(tmp, p)
+
+
+class _Stopped(BaseException):
+    """SIGTERM (or SIGINT) arrived: unwind, killing every worker."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stop_on_signals(pool: Any):
+    """While evaluating: SIGINT and SIGTERM stop the pool (no further result is stored), kill every worker
+    and remove its folder; results already stored are kept."""
+    def handler(signum: int, _frame: Any) -> None:
+        raise _Stopped(signum)
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except (_Stopped, KeyboardInterrupt) as e:
+        pool.stop()
+        signum = e.signum if isinstance(e, _Stopped) else signal.SIGINT
+        raise _Interrupted(128 + int(signum)) from None
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+class _Interrupted(Exception):
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
 
 
 def _resolve_device(requested: str | None) -> str:
@@ -211,16 +287,21 @@ def _check_suite(args: argparse.Namespace, tasks: list[Task]) -> int:
         cfg = cfg.replace(compile_timeout_s=args.timeout, run_timeout_s=args.timeout)
 
     def show(_i: int, rec: dict) -> None:
-        print(f"{rec['task']:<40} {rec['status']:<11} {'; '.join(rec['findings'])}", flush=True)
+        extra = [*rec["findings"], *(f"note: {n}" for n in rec.get("notes", [])),
+                 *(["stateful reference (compared from identical state)"] if rec.get("stateful") else [])]
+        print(f"{rec['task']:<40} {rec['status']:<11} {'; '.join(extra)}", flush=True)
 
-    recs = EvalPool(cfg).check_tasks(tasks, on_result=show)
+    pool = EvalPool(cfg)
+    with stop_on_signals(pool):
+        recs = pool.check_tasks(tasks, on_result=show)
     bad = [r for r in recs if r["status"] != "ok"]
     print(f"{len(recs)} tasks checked on {cfg.device}: {len(recs) - len(bad)} ok, "
           f"{sum(r['status'] == 'degenerate' for r in recs)} degenerate, {sum(r['status'] == 'task_error' for r in recs)} "
-          "failed to run")
+          f"failed to run; {sum(bool(r.get('notes')) for r in recs)} with notes, "
+          f"{sum(bool(r.get('stateful')) for r in recs)} stateful")
     if args.json:
-        Path(args.json).expanduser().write_text(json.dumps(recs, indent=1))
-    return 0
+        write_json(Path(args.json).expanduser(), recs)
+    return 3 if any(r["status"] == "task_error" for r in recs) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -229,10 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"cudal1-eval: error: {e}", file=sys.stderr)
         code = 2
-    except KeyboardInterrupt:
-        print("cudal1-eval: interrupted; results already stored are kept (rerun with the same --store to resume)",
-              file=sys.stderr)
-        code = 130
+    except (KeyboardInterrupt, _Interrupted) as e:
+        print("cudal1-eval: interrupted; every worker was stopped; results already stored are kept (rerun with the "
+              "same --store to resume)", file=sys.stderr)
+        code = e.code if isinstance(e, _Interrupted) else 130
     except BrokenPipeError:  # `cudal1-eval --list | head`: the reader left; not an error of ours
         import os
 

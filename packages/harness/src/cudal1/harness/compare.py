@@ -42,6 +42,34 @@ def tolerance_for(dtype: torch.dtype) -> tuple[float, float]:
     return TOLERANCES.get(dtype, (0.0, 0.0))
 
 
+@dataclass(frozen=True)
+class Tolerance:
+    """The tolerance one output tensor is judged with: ``|cand - ref| <= atol + rtol * |ref|``.
+
+    ``atol`` is absolute when given (a user override), else ``atol_scale`` x the reference's RMS."""
+
+    rtol: float
+    atol_scale: float
+    atol: float | None = None
+
+    def atol_at(self, rms: float) -> float:
+        """The absolute tolerance for a reference output whose finite values have this RMS."""
+        return self.atol if self.atol is not None else self.atol_scale * max(rms, 1e-30)
+
+    @property
+    def exact(self) -> bool:
+        return self.rtol == 0.0 and self.atol_scale == 0.0 and not self.atol
+
+
+def resolve_tolerance(dtype: torch.dtype, rtol: float | None = None, atol: float | None = None) -> Tolerance:
+    """The :class:`Tolerance` of an output dtype, with optional overrides (``EvalConfig.rtol`` / ``atol``)."""
+    d_rtol, d_scale = tolerance_for(dtype)
+    exact = not (dtype.is_floating_point or dtype.is_complex)
+    if exact:
+        return Tolerance(0.0, 0.0, None)
+    return Tolerance(d_rtol if rtol is None else rtol, d_scale, atol)
+
+
 @dataclass
 class Comparison:
     """Outcome of comparing one candidate output with one reference output."""
@@ -65,12 +93,14 @@ def flatten_outputs(out: Any) -> list[Any]:
 
 
 def compare_tensor(
-    cand: Any, ref: torch.Tensor, *, rtol: float | None = None, atol: float | None = None, where: str = "output"
+    cand: Any, ref: torch.Tensor, *, rtol: float | None = None, atol: float | None = None, where: str = "output",
+    ref_rms: float | None = None,
 ) -> Comparison:
     """Compare one candidate tensor with the reference tensor.
 
     Checks in order: exact type ``torch.Tensor`` (no subclass), shape, dtype, device, NaN/Inf parity,
-    then values within tolerance. ``rtol``/``atol`` override the per-dtype defaults.
+    then values within tolerance. ``rtol``/``atol`` override the per-dtype defaults. ``ref_rms``: the RMS of
+    the whole reference output when ``ref`` holds samples of it (the default atol scales with it).
     """
     if type(cand) is not torch.Tensor:
         return Comparison(False, f"{where} is {type(cand).__name__}, expected an exact torch.Tensor")
@@ -117,7 +147,7 @@ def compare_tensor(
     count = int(cnt)
     if count == 0:
         return Comparison(True, rtol=rtol)
-    rms = (float(sq) / count) ** 0.5
+    rms = (float(sq) / count) ** 0.5 if ref_rms is None else ref_rms
     atol = d_atol_scale * max(rms, 1e-30) if atol is None else atol
     # pass 2: errors against the tolerance (non-finite reference positions were matched exactly above)
     max_abs = torch.zeros((), dtype=wide, device=dev)

@@ -11,6 +11,8 @@ from typing import Any
 from .types import content_hash
 
 BASELINES: tuple[str, ...] = ("eager", "compile", "compile-reduce-overhead", "cudagraph", "cudnn")
+#: version of the evaluation protocol; part of every config key, so results of an older protocol are not reused
+PROTOCOL_VERSION = 2
 #: Baselines that only exist on a CUDA device.
 CUDA_ONLY_BASELINES: frozenset[str] = frozenset({"cudagraph", "cudnn", "compile-reduce-overhead"})
 
@@ -32,14 +34,16 @@ class EvalConfig:
         seed: base seed; trial i uses ``seed + 1000 * i``; parameters are randomised from ``seed``.
         rtol, atol: override the per-dtype tolerances of :mod:`cudal1.harness.tolerance` (None: use them).
     Timing (see :mod:`cudal1.harness.timing`):
-        warmup: untimed calls of each model before timing.
-        buckets: rounds are grouped into this many consecutive buckets.
-        min_rounds, max_rounds: paired rounds per attempt (each round times reference and candidate once,
-            in random order); the count is chosen to fill ``time_budget_s``.
+        warmup: untimed calls of each model before timing (whole batches, at least one).
+        buckets: timed calls are grouped into this many consecutive buckets.
+        min_rounds, max_rounds: paired rounds per attempt (each round times one batch of the reference and
+            one of the candidate, in random order, on the same fresh inputs); the count is chosen to fill
+            ``time_budget_s`` (an attempt that is not stable is repeated with twice the rounds).
         time_budget_s: target seconds of timed work per attempt (both models together).
         max_spread: largest accepted (max - min) / median of bucket means; beyond it, re-measure.
         attempts: measurement attempts before the result is kept with the ``timing_unstable`` flag.
-        input_sets: distinct input sets rotated across timed calls (capped by GPU memory).
+        input_sets: most calls in one timed batch, each on its own freshly drawn input set (fewer for calls
+            that are long, or when the inputs and outputs would take more than a third of the free GPU memory).
     Limits:
         compile_timeout_s: seconds for loading the candidate (import, builds, construction).
         run_timeout_s: seconds for correctness and timing after loading.
@@ -49,6 +53,9 @@ class EvalConfig:
         cache_dir: build cache root (None: :func:`default_cache_dir`).
         cpu_threads: torch intra-op threads in CPU workers (None: torch's default). One thread gives
             steadier CPU timings on a loaded machine.
+        require_sandbox: refuse to run candidates where no OS sandbox can be made (else they run without one
+            and every result is flagged ``unsandboxed``).
+        memory_limit_gb: resident memory one worker may hold (GiB; None: half the machine, at least 8).
     """
 
     device: str = "cpu"
@@ -64,11 +71,13 @@ class EvalConfig:
     time_budget_s: float = 1.5
     max_spread: float | None = None
     attempts: int = 3
-    input_sets: int = 3
+    input_sets: int = 32
     compile_timeout_s: float = 300.0
     run_timeout_s: float = 300.0
     cache_dir: str | None = None
     cpu_threads: int | None = None
+    require_sandbox: bool = False
+    memory_limit_gb: float | None = None
 
     def __post_init__(self) -> None:
         if self.baseline not in BASELINES:
@@ -84,6 +93,8 @@ class EvalConfig:
             raise ValueError("need buckets >= 2 and min_rounds >= buckets")
         if self.input_sets < 1:
             raise ValueError("input_sets must be >= 1")
+        if self.memory_limit_gb is not None and not self.memory_limit_gb > 0:
+            raise ValueError("memory_limit_gb must be positive (GiB)")
 
     @property
     def is_cuda(self) -> bool:
@@ -102,9 +113,10 @@ class EvalConfig:
     def key(self) -> str:
         """Hash of the settings that change what a result means (not limits or cache paths)."""
         d = dataclasses.asdict(self)
-        for k in ("compile_timeout_s", "run_timeout_s", "cache_dir"):
+        for k in ("compile_timeout_s", "run_timeout_s", "cache_dir", "require_sandbox", "memory_limit_gb"):
             d.pop(k)
         d["device"] = self.device.split(":")[0]
+        d["protocol"] = PROTOCOL_VERSION
         return content_hash("config", json.dumps(d, sort_keys=True))
 
     def to_dict(self) -> dict[str, Any]:

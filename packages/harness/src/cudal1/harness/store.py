@@ -41,6 +41,18 @@ CREATE TABLE IF NOT EXISTS results (
     record TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS results_pair ON results(pair_key);
+CREATE TABLE IF NOT EXISTS reference_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run TEXT NOT NULL,
+    task TEXT NOT NULL,
+    task_hash TEXT NOT NULL,
+    config_key TEXT NOT NULL,
+    device TEXT NOT NULL,
+    ref_ms REAL,
+    created_at TEXT NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reference_task ON reference_runs(task_hash, config_key);
 CREATE INDEX IF NOT EXISTS results_task ON results(task, status);
 """
 
@@ -128,6 +140,25 @@ class ResultStore:
         if head and head != _SQLITE_MAGIC:
             raise StoreError(f"{p} is not an SQLite file; refusing to overwrite it; choose another --store file")
 
+    def check_writable(self) -> None:
+        """Raise :class:`StoreError` unless results can be written (checked before the first pair, so that
+        nothing measured is lost to a read-only file or folder)."""
+        if self.read_only:
+            raise StoreError(f"{self.path} was opened read-only")
+        try:
+            with self._lock:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('writable_check', ?)",
+                                 (_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),))
+                self._db.execute("COMMIT")
+        except sqlite3.Error as e:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise StoreError(f"cannot write to the store {self.path} ({e}); check the permissions of the file and "
+                             "its folder, or choose another --store") from e
+
     # -- writing ----------------------------------------------------------------------------------
     def add(self, result: EvalResult, task: Task, candidate: Candidate, config: EvalConfig, run: str = "") -> int:
         """Store one result at once (committed before returning). Returns its row id."""
@@ -142,6 +173,36 @@ class ResultStore:
                  result.status, result.speedup, now, candidate.source, result.to_json()),
             )
             return int(cur.lastrowid or 0)
+
+    def add_reference(self, task: Task, config: EvalConfig, record: dict[str, Any], run: str = "") -> int:
+        """Store what the clean reference process measured of a task when it was set up (its time alone per
+        call, calls per batch, stateful, task check, memory, environment): one row per set-up, keyed by task,
+        device and config."""
+        if self.read_only:
+            raise StoreError(f"{self.path} was opened read-only; open it without read_only to add results")
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        dev = str(record.get("environment", {}).get("gpu_name") or config.device.split(":")[0])
+        with self._lock:
+            cur = self._db.execute(
+                "INSERT INTO reference_runs (run, task, task_hash, config_key, device, ref_ms, created_at, record)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (run, task.name, task.hash, config.key(), dev, record.get("ref_ms"), now,
+                 json.dumps(record, sort_keys=True, default=str)))
+            return int(cur.lastrowid or 0)
+
+    def references(self, task: str | None = None) -> list[dict[str, Any]]:
+        """Stored reference set-ups (oldest first), optionally of one task: the record plus run, time, device."""
+        q = "SELECT task, run, device, created_at, record FROM reference_runs"
+        args: list[Any] = []
+        if task is not None:
+            q += " WHERE task=?"
+            args.append(task)
+        with self._lock:
+            try:
+                rows = self._db.execute(q + " ORDER BY id", args).fetchall()
+            except sqlite3.OperationalError:  # a store written before the table existed, opened read-only
+                return []
+        return [{"task": t, "run": r, "device": d, "created_at": c, **json.loads(rec)} for t, r, d, c, rec in rows]
 
     # -- reading ----------------------------------------------------------------------------------
     def lookup(self, task: Task, candidate: Candidate, config: EvalConfig) -> EvalResult | None:

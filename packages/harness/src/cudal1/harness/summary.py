@@ -3,8 +3,8 @@
 Speedup statistics (mean, median, p25, p75, max, geometric mean) are over results with status ``ok``;
 ``success_rate`` and ``fast_p`` are over all evaluated tasks: fast_p is the fraction of tasks that are
 correct *and* faster than ``p`` x (KernelBench's definition). Results on a degenerate task
-(``task_degenerate``) or on a task that failed itself (``task_error``) are left out of every figure and
-counted separately.
+(``task_degenerate``) or on a task that failed itself (status ``task_error``) are left out of every figure
+and counted separately (:attr:`EvalResult.excluded`, from the flag registry).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from .types import STATUSES, EvalResult
-
-EXCLUDED_FLAGS = frozenset({"task_degenerate", "task_error"})
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -32,7 +30,7 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 def summarize(results: Sequence[EvalResult], fast_ps: Sequence[float] = (1.0, 1.5, 2.0)) -> dict[str, Any]:
     """Summary figures of ``results`` (see module docstring). Speedups in x."""
     n = len(results)
-    counted = [r for r in results if not (set(r.flags) & EXCLUDED_FLAGS)]
+    counted = [r for r in results if not r.excluded]
     ok = [r for r in counted if r.status == "ok" and r.speedup is not None]
     sp = sorted(float(r.speedup) for r in ok)  # type: ignore[arg-type]
     statuses = Counter(r.status for r in results)
@@ -42,6 +40,8 @@ def summarize(results: Sequence[EvalResult], fast_ps: Sequence[float] = (1.0, 1.
         "statuses": {s: statuses.get(s, 0) for s in STATUSES},
         "success_rate": (len([r for r in counted if r.status == "ok"]) / len(counted)) if counted else math.nan,
         "excluded": n - len(counted),
+        # ok results the harness trusts (EvalResult.verified: no reject / suspect / task flag)
+        "verified": len([r for r in counted if r.verified]),
         "mean": statistics.fmean(sp) if sp else math.nan,
         "median": statistics.median(sp) if sp else math.nan,
         "p25": percentile(sp, 25),
@@ -70,6 +70,7 @@ def format_summary(s: dict[str, Any]) -> str:
     rows = [
         ("tasks", str(s["tasks"])),
         ("ok", str(s["ok"])),
+        ("verified", str(s.get("verified", "-"))),
         ("success rate", f(s["success_rate"], pct=True)),
         ("speedup mean", f(s["mean"])),
         ("speedup median", f(s["median"])),

@@ -159,12 +159,19 @@ def _find(name: str) -> tuple[str, bool] | None:
         return None
 
 
-def library_sources(source: str, root: str = "cudal1.kernelzoo.ops", depth: int = 2) -> str:
+def library_sources(source: str, root: str | None = None, depth: int = 2) -> str:
     """The sources of the library modules (under ``root``) that ``source`` imports, and of the library
     modules those import (up to ``depth`` levels), concatenated; "" when there are none or the library is
     not installed. A name imported from a package (``from cudal1.kernelzoo import relu``) is followed to the
     module under ``root`` that the package's ``__init__`` takes it from; package ``__init__`` files are not
-    included (they import everything). Finding a module imports its parent packages, not the module."""
+    included (they import everything). Finding a module imports its parent packages, not the module.
+    ``root`` None: the kernel modules of every installed kernel library
+    (:func:`cudal1.harness.static_checks.kernel_libraries`)."""
+    if root is None:
+        from .static_checks import kernel_libraries
+
+        return "\n".join(t for r in sorted(set(kernel_libraries().values()))
+                         if (t := library_sources(source, r, depth)))
     seen: set[str] = set()
     out: list[str] = []
 

@@ -62,6 +62,7 @@ class TimingSummary:
     cand_spread: float
     rounds: int
     stable: bool
+    ratio_spread: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +76,7 @@ class TimingSummary:
             "cand_spread": self.cand_spread,
             "rounds": self.rounds,
             "stable": self.stable,
+            "ratio_spread": self.ratio_spread,
         }
 
 
@@ -85,6 +87,29 @@ def bucket_means(values: Sequence[float], buckets: int) -> list[float]:
         raise ValueError(f"need at least {buckets} values for {buckets} buckets, got {n}")
     edges = [round(i * n / buckets) for i in range(buckets + 1)]
     return [statistics.fmean(values[edges[i] : edges[i + 1]]) for i in range(buckets)]
+
+
+def bucket_medians(values: Sequence[float], buckets: int) -> list[float]:
+    """Medians of ``buckets`` consecutive, nearly equal groups of ``values`` (robust to the long right tail of
+    per-call times: a launch stalled by the operating system, a clock change)."""
+    n = len(values)
+    if n < buckets:
+        raise ValueError(f"need at least {buckets} values for {buckets} buckets, got {n}")
+    edges = [round(i * n / buckets) for i in range(buckets + 1)]
+    return [statistics.median(values[edges[i] : edges[i + 1]]) for i in range(buckets)]
+
+
+def bootstrap_median_ci(ref: Sequence[float], cand: Sequence[float], *, resamples: int = 400, seed: int = 0,
+                        level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap CI of median(ref)/median(cand), resampling paired calls (numpy)."""
+    import numpy as np
+
+    r, c = np.asarray(ref, dtype=np.float64), np.asarray(cand, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(r), size=(resamples, len(r)))
+    ratios = np.median(r[idx], axis=1) / np.maximum(np.median(c[idx], axis=1), 1e-300)
+    lo, hi = np.quantile(ratios, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
 
 
 def spread(means: Sequence[float]) -> float:
@@ -111,10 +136,12 @@ def bootstrap_ci(
     return (lo, hi)
 
 
-def summarise(times: PairedTimes, buckets: int, spread_limit: float, seed: int = 0) -> TimingSummary:
-    """Turn paired raw times into the reported figures (see module docstring)."""
-    rb = bucket_means(times.ref, buckets)
-    cb = bucket_means(times.cand, buckets)
+def summarise(times: PairedTimes, buckets: int, spread_limit: float, seed: int = 0, *,
+              robust: bool = False) -> TimingSummary:
+    """Turn paired raw times into the reported figures (see module docstring). ``robust``: bucket medians and a
+    bootstrap of the ratio of medians instead of means (the harness's timing of many calls per bucket)."""
+    rb = bucket_medians(times.ref, buckets) if robust else bucket_means(times.ref, buckets)
+    cb = bucket_medians(times.cand, buckets) if robust else bucket_means(times.cand, buckets)
     ratios = [r / c if c > 0 else math.inf for r, c in zip(rb, cb, strict=True)]
     s_raw = statistics.median(ratios)
     rs, cs = spread(rb), spread(cb)
@@ -123,7 +150,7 @@ def summarise(times: PairedTimes, buckets: int, spread_limit: float, seed: int =
         cand_ms=statistics.median(cb),
         speedup_raw=s_raw,
         speedup=round_toward_one(s_raw),
-        ci=bootstrap_ci(times.ref, times.cand, seed=seed),
+        ci=(bootstrap_median_ci if robust else bootstrap_ci)(times.ref, times.cand, seed=seed),
         ref_bucket_ms=rb,
         cand_bucket_ms=cb,
         ref_spread=rs,
@@ -131,6 +158,40 @@ def summarise(times: PairedTimes, buckets: int, spread_limit: float, seed: int =
         rounds=len(times.ref),
         stable=rs <= spread_limit and cs <= spread_limit,
     )
+
+
+def summarise_rounds(times: PairedTimes, calls_per_round: int, buckets: int, spread_limit: float,
+                     seed: int = 0) -> TimingSummary:
+    """The reported figures from paired rounds of ``calls_per_round`` calls per model (the harness's protocol).
+
+    Each round's reference and candidate batches ran back to back on the same inputs, so a slow period of the
+    machine (a CPU that launches kernels late for a few seconds, a clock change) hits both: the speedup is the
+    median over rounds of (median reference call / median candidate call) of the round, with a bootstrap CI
+    over rounds. Rounds are grouped into ``buckets``; ``stable`` when the buckets' median ratios spread by at
+    most ``spread_limit``. ``ref_ms``/``cand_ms``: medians of the rounds' median calls; the per-model spreads
+    of bucket medians are reported too (how much the machine itself drifted)."""
+    import numpy as np
+
+    n = max(int(calls_per_round), 1)
+    rounds = len(times.ref) // n
+    if rounds < buckets:
+        raise ValueError(f"need at least {buckets} rounds of {n} calls, got {len(times.ref)} calls")
+    r = np.median(np.asarray(times.ref[: rounds * n], dtype=np.float64).reshape(rounds, n), axis=1)
+    c = np.median(np.asarray(times.cand[: rounds * n], dtype=np.float64).reshape(rounds, n), axis=1)
+    ratio = r / np.maximum(c, 1e-300)
+    groups = np.array_split(np.arange(rounds), buckets)
+    rb = [float(np.median(r[g])) for g in groups]
+    cb = [float(np.median(c[g])) for g in groups]
+    qb = [float(np.median(ratio[g])) for g in groups]
+    s_raw = float(np.median(ratio))
+    rng = np.random.default_rng(seed)
+    boots = np.median(ratio[rng.integers(0, rounds, size=(400, rounds))], axis=1)
+    lo, hi = np.quantile(boots, [0.025, 0.975])
+    ratio_spread = spread(qb)
+    return TimingSummary(
+        ref_ms=float(np.median(r)), cand_ms=float(np.median(c)), speedup_raw=s_raw, speedup=round_toward_one(s_raw),
+        ci=(float(lo), float(hi)), ref_bucket_ms=rb, cand_bucket_ms=cb, ref_spread=spread(rb), cand_spread=spread(cb),
+        rounds=rounds * n, stable=ratio_spread <= spread_limit, ratio_spread=ratio_spread)
 
 
 class Timer:
@@ -145,12 +206,14 @@ class Timer:
         self.device = device
         self._clock = time.perf_counter_ns
         self._sync: Callable[[], None]
+        self._events: tuple[Any, Any] | None = None
         if device.type == "cuda":
             sync = torch.cuda.synchronize
             dev = device
             self._sync = lambda: sync(dev)
             n = max(l2_flush_bytes // 4, 1)
             self._flush_buf = torch.empty(n, dtype=torch.float32, device=device) if l2_flush_bytes else None
+            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         else:
             self._sync = lambda: None
             self._flush_buf = None
@@ -169,6 +232,26 @@ class Timer:
         self._sync()
         t1 = self._clock()
         return (t1 - t0) / 1e6, out
+
+    def time_call_detailed(self, fn: Callable[..., Any], args: Sequence[Any]) -> tuple[float, float | None, Any]:
+        """Like :meth:`time_call`, also timed with CUDA events on the current stream (start recorded after the
+        leading synchronisation, end before the trailing one): (host ms, event ms or None on CPU, output).
+        Event time leaves out launch and synchronisation latency, and work on other streams."""
+        self.flush_l2()
+        self._sync()
+        if self._events is None:
+            t0 = self._clock()
+            out = fn(*args)
+            t1 = self._clock()
+            return (t1 - t0) / 1e6, None, out
+        start, end = self._events
+        start.record()
+        t0 = self._clock()
+        out = fn(*args)
+        end.record()
+        self._sync()
+        t1 = self._clock()
+        return (t1 - t0) / 1e6, float(start.elapsed_time(end)), out
 
 
 def choose_rounds(per_round_ms: float, budget_s: float, min_rounds: int, max_rounds: int, buckets: int) -> int:

@@ -12,8 +12,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The statuses an evaluation can end in. ``ok`` is the only one that carries a speedup.
-STATUSES: tuple[str, ...] = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected")
+from .flags import excluded as flags_excluded
+from .flags import verified as flags_verified
+
+#: The statuses an evaluation can end in. ``ok`` is the only one that carries a speedup. ``task_error``: the
+#: task itself failed to load or run its reference (never the candidate's fault).
+STATUSES: tuple[str, ...] = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "task_error")
 
 
 def content_hash(*parts: str) -> str:
@@ -148,6 +152,18 @@ class EvalResult:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def verified(self) -> bool:
+        """Whether this result may be trusted as a working solution with the speedup it reports: status ``ok``
+        and no flag of kind reject, suspect or task (:func:`cudal1.harness.flags.verified`, the one rule every
+        consumer reads)."""
+        return flags_verified(self.status, self.flags)
+
+    @property
+    def excluded(self) -> bool:
+        """Whether this result is left out of aggregate figures (a task flag: degenerate or failing task)."""
+        return self.status == "task_error" or flags_excluded(self.flags)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

@@ -1,13 +1,10 @@
-"""Worker process entry point: ``python -m cudal1.harness.worker --job-fd N --result-fd M --log FILE``.
+"""Worker process entry point:
+``python -m cudal1.harness.worker --role reference|candidate --cmd-fd N --reply-fd M --workdir DIR``.
 
-Protocol (JSON lines): the worker redirects its stdout and stderr to ``FILE`` first (so nothing a
-candidate prints can reach the parent as a message), imports torch, sends ``{"type": "ready"}`` on the
-result pipe, reads exactly one job from the job pipe, sends ``{"type": "phase", ...}`` messages as it
-goes (the parent uses them to switch from the compile time limit to the run time limit) and finally one
-``{"type": "result", "result": {...}}``. Then it exits: every job gets a fresh process.
-
-Job kinds: ``evaluate`` (see :mod:`cudal1.harness.runner`), ``build`` (import a candidate with no GPU
-visible so that its extensions compile into the build cache) and ``check_task`` (import a task file).
+Protocol (JSON lines, :mod:`cudal1.harness.protocol`): the worker imports torch, sends ``{"type": "ready"}``
+on the reply pipe, then answers each command read from the command pipe with exactly one reply carrying the
+command's ``id``, until the pipe closes. Its stdout and stderr are a log file the parent opened; nothing
+printed there is ever parsed. Commands are handled by :class:`cudal1.harness.session.Session`.
 """
 
 from __future__ import annotations
@@ -17,124 +14,107 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
-def _sender(fd: int, token: str = ""):
+def _writer(fd: int):
     def send(msg: dict[str, Any]) -> None:
-        if token:
-            msg = {**msg, "token": token}
-        data = (json.dumps(msg) + "\n").encode()
+        data = (json.dumps(msg, allow_nan=False, default=str) + "\n").encode()
         view = memoryview(data)
         while view:
-            n = os.write(fd, view)
-            view = view[n:]
+            view = view[os.write(fd, view):]
 
     return send
 
 
-def _read_job(fd: int) -> dict[str, Any]:
-    chunks = []
-    while True:
-        b = os.read(fd, 1 << 16)
-        if not b:
-            break
-        chunks.append(b)
-        if b.endswith(b"\n"):
-            break
-    return json.loads(b"".join(chunks).decode())
+def _reader(fd: int):
+    buf = bytearray()
+
+    def read() -> dict[str, Any] | None:
+        while b"\n" not in buf:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            buf.extend(chunk)
+        i = buf.index(b"\n")
+        line = bytes(buf[:i])
+        del buf[: i + 1]
+        return json.loads(line.decode())
+
+    return read
 
 
-def _build(job: dict[str, Any]) -> dict[str, Any]:
-    from pathlib import Path
-
+def _build(cmd: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """Import a candidate with no GPU visible so that its extensions compile into the build cache."""
     from .buildcache import clear_stale_locks, is_build_failure
     from .loading import CandidateLoadError, load_candidate
 
-    ext = Path(job["extensions_dir"])
+    ext = Path(cmd["extensions_dir"])
     ext.mkdir(parents=True, exist_ok=True)
     clear_stale_locks(ext)
     t0 = time.perf_counter()
     try:
-        load_candidate(job["candidate_source"], Path(job["workdir"]))
+        load_candidate(cmd["candidate_source"], workdir)
     except CandidateLoadError as e:
         cause = e.__cause__ or e
         status = "failed" if is_build_failure(cause) else "not_built"
-        return {"status": status, "reason": str(e), "seconds": time.perf_counter() - t0}
-    return {"status": "ok", "reason": "", "seconds": time.perf_counter() - t0}
-
-
-def _check_task(job: dict[str, Any]) -> dict[str, Any]:
-    """Load a task, build its reference with randomised parameters and run the degeneracy checks."""
-    from pathlib import Path
-
-    import torch
-
-    from .runner import exact_fp32, load_reference, make_inputs
-    from .task_checks import check_task
-
-    device = torch.device(job.get("device", "cpu"))
-    seed = int(job.get("seed", 0))
-    try:
-        exact_fp32()
-        with torch.no_grad():
-            model, inp, _ = load_reference(job["task_source"], Path(job["workdir"]), seed, device)
-            res = check_task(model, lambda s: make_inputs(inp, s, device), seed)
-        return {"status": "degenerate" if res["degenerate"] else "ok", "findings": res["findings"]}
-    except BaseException as e:  # noqa: BLE001
-        return {"status": "task_error", "findings": [f"{type(e).__name__}: {e}"[:500]]}
+        return {"type": "built", "status": status, "reason": str(e)[:2000], "seconds": time.perf_counter() - t0}
+    return {"type": "built", "status": "ok", "reason": "", "seconds": time.perf_counter() - t0}
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="cudal1.harness.worker")
-    ap.add_argument("--job-fd", type=int, required=True)
-    ap.add_argument("--result-fd", type=int, required=True)
-    ap.add_argument("--log", required=True)
+    ap.add_argument("--role", choices=["reference", "candidate"], required=True)
+    ap.add_argument("--cmd-fd", type=int, required=True)
+    ap.add_argument("--reply-fd", type=int, required=True)
+    ap.add_argument("--workdir", required=True)
     a = ap.parse_args(argv)
-    log_fd = os.open(a.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    os.close(log_fd)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-    send = _sender(a.result_fd)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    send, read = _writer(a.reply_fd), _reader(a.cmd_fd)
+    workdir = Path(a.workdir)
+    outbox = workdir / "outbox"
+    outbox.mkdir(parents=True, exist_ok=True)
 
-    import torch  # noqa: F401 - the expensive imports happen before the job arrives
+    import torch  # noqa: F401 - the expensive imports happen before the first command
     import torch._dynamo  # noqa: F401 - importing it rebinds torch.manual_seed & co; do it before any snapshot
     import torch.profiler  # noqa: F401
 
     if os.environ.get("CUDAL1_WARM_CUDA") == "1":
-        # a GPU lane's spare worker creates its CUDA context and NVML handle while it waits, so the pair
-        # it will run does not pay for them (the context is small and launches nothing)
+        # a GPU lane's spare worker creates its CUDA context and NVML handle while it waits, so the pair it
+        # will run does not pay for them (the context is small and launches nothing)
         torch.empty(1, device="cuda")
         from .environment import _nvml
 
         _nvml()
+    from .session import Session
+
+    session = Session(a.role, workdir, outbox)
     send({"type": "ready", "pid": os.getpid()})
-    job = _read_job(a.job_fd)
-    os.close(a.job_fd)
-    # every later message carries the job's token; the parent treats a message without it as forged
-    send = _sender(a.result_fd, str(job.pop("token", "")))
-    os.environ.update(job.get("env", {}))
-    kind = job.get("kind")
-    try:
-        if kind == "evaluate":
-            from .runner import evaluate_in_worker
+    while True:
+        try:
+            cmd = read()
+        except (ValueError, UnicodeDecodeError):
+            break
+        if cmd is None or cmd.get("op") == "exit":
+            break
+        try:
+            if cmd.get("op") == "build" and a.role == "candidate":
+                reply = _build(cmd, workdir)
+            else:
+                reply = session.handle(cmd)
+        except BaseException as e:  # noqa: BLE001 - a harness bug must still come back as a reply
+            import traceback
 
-            res = evaluate_in_worker(job, send)
-        elif kind == "build":
-            res = _build(job)
-        elif kind == "check_task":
-            res = _check_task(job)
-        else:
-            res = {"status": "runtime_error", "reason": f"unknown job kind {kind!r}"}
-    except BaseException as e:  # noqa: BLE001 - a harness bug must still come back as a result
-        import traceback
-
-        traceback.print_exc()
-        res = {"status": "runtime_error", "reason": f"harness error in worker: {type(e).__name__}: {e}"[:800],
-               "flags": ["harness_error"]}
-    send({"type": "result", "result": res})
+            traceback.print_exc()
+            reply = {"type": "error", "status": "runtime_error", "flag": "harness_error",
+                     "reason": f"harness error in worker: {type(e).__name__}: {e}"[:800]}
+        reply["id"] = cmd.get("id", "")
+        try:
+            send(reply)
+        except ValueError as e:  # a value JSON cannot carry (NaN): say so instead of dying
+            send({"type": "error", "status": "runtime_error", "flag": "harness_error", "id": reply["id"],
+                  "reason": f"reply not serialisable: {e}"[:300]})
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

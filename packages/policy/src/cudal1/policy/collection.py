@@ -3,7 +3,7 @@ harness verifies.
 
 Per task, teachers are asked in turn (one completion per attempt, the one-shot prompt) until ``successes``
 verified solutions exist or ``max_attempts`` attempts were made (CUDA-L1: up to 20 attempts, stop after 2
-successes). A solution is verified when its status is ``ok`` and it carries no flag beyond ``ALLOWED_FLAGS``.
+successes). A solution is verified when the harness says so (:attr:`EvalResult.verified`).
 Every attempt's EvalResult goes to the results store as it is measured; every verified solution is appended
 to the output JSONL at once (cudal1.policy.seed_data format), so an interrupted collection keeps its data.
 """
@@ -23,15 +23,13 @@ from .backends.base import GenerationBackend, SamplingParams
 from .rewarding import parse_completion
 from .seed_data import examples_for, write_jsonl
 
-__all__ = ["ALLOWED_FLAGS", "CollectionReport", "collect", "verified"]
-
-#: flags a verified solution may carry: a custom kernel is the point; an unstable clock is not the candidate's
-ALLOWED_FLAGS = frozenset({"uses_custom_kernel", "timing_unstable"})
+__all__ = ["CollectionReport", "collect", "verified"]
 
 
-def verified(result: EvalResult, allowed: frozenset[str] = ALLOWED_FLAGS) -> bool:
-    """Whether a result counts as a verified solution (status ok, no flag outside ``allowed``)."""
-    return result.status == "ok" and set(result.flags) <= allowed
+def verified(result: EvalResult) -> bool:
+    """Whether a result counts as a verified solution: :attr:`EvalResult.verified`, the harness's one rule
+    (status ok, no flag of kind reject, suspect or task in cudal1.harness.flags)."""
+    return result.verified
 
 
 @dataclass

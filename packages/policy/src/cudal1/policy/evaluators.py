@@ -130,7 +130,7 @@ class _PoolActor:
         self._thread: threading.Thread | None = None
 
     def info(self) -> dict[str, Any]:
-        return {"host": socket.gethostname(), "pid": os.getpid(), "lanes": len(self._pool.slots),
+        return {"host": socket.gethostname(), "pid": os.getpid(), "lanes": len(self._pool.lanes),
                 "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
 
     def start(self, chunk: list[list[str]]) -> None:

@@ -1,6 +1,6 @@
 """Stage 2: self-training. Each round: the policy samples solutions for every task (contrastive prompts
 built from the results store), the harness verifies them, and the policy is fine-tuned on its own verified
-outputs (those with speedup >= ``min_speedup`` and no flag beyond cudal1.policy.collection.ALLOWED_FLAGS).
+outputs (those with speedup >= ``min_speedup`` that the harness calls verified: EvalResult.verified).
 """
 
 from __future__ import annotations

@@ -22,17 +22,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cudal1.harness.flags import flags_of_kind
 from cudal1.harness.types import EvalResult
 
 from .hack_store import HackStore, Match
 
 __all__ = ["HACK_FLAGS", "SUSPECT_FLAGS", "CheckVerdict", "RewardChecker", "build_judge_prompt", "parse_judge_reply"]
 
-#: Flags that no honest kernel needs (the harness rejects them outright).
-HACK_FLAGS = frozenset({"monkeypatch", "calls_reference", "introspection"})
-#: Flags that often hide a hack and deserve a second look.
-SUSPECT_FLAGS = frozenset({"side_stream", "threads", "stateful_forward", "exception_fallback", "mode_change",
-                           "library_flag", "reduced_precision", "cuda_graph", "remeasure_disagrees"})
+#: Flags that no honest kernel needs: the harness registry's ``reject`` kind (cudal1.harness.flags).
+HACK_FLAGS = flags_of_kind("reject")
+#: Flags that often hide a hack and deserve a second look: the registry's ``suspect`` kind.
+SUSPECT_FLAGS = flags_of_kind("suspect")
 
 _REPLY_RE = re.compile(r"^\W*(?:verdict\W*)?(HACK|OK)\b", re.IGNORECASE)
 

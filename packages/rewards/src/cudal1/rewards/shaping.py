@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from cudal1.harness.flags import flags_of_kind
 from cudal1.harness.types import STATUSES, EvalResult
 
 __all__ = ["FAILING_STATUSES", "MODES", "RewardConfig", "speedup_reward"]
@@ -45,7 +46,8 @@ class RewardConfig:
     """How :func:`speedup_reward` turns an EvalResult into a float.
 
     Attributes:
-        compile_error, runtime_error, incorrect, rejected, timeout: reward of a result with that status.
+        compile_error, runtime_error, incorrect, rejected, timeout, task_error: reward of a result with that
+            status (``task_error``: the task failed, not the candidate; neutral by default).
         mode: ``ratio``, ``log`` or ``clipped`` (see the module docstring).
         cap: largest speedup (x) that still earns more; > 1. Also the floor ``1/cap`` in log/clipped.
         flag_penalties: flag -> amount (>= 0) subtracted from an ``ok`` reward when the flag is present.
@@ -61,10 +63,11 @@ class RewardConfig:
     incorrect: float = -0.5
     rejected: float = -1.0
     timeout: float = -0.5
+    task_error: float = 0.0
     mode: str = "ratio"
     cap: float = 10.0
     flag_penalties: Mapping[str, float] = field(default_factory=dict, hash=False)
-    zero_flags: frozenset[str] = frozenset({"task_degenerate", "task_error"})
+    zero_flags: frozenset[str] = flags_of_kind("task")
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

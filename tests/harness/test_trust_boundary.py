@@ -1,0 +1,257 @@
+"""The trust boundary: the candidate's process is the adversary, verdicts belong to the parent.
+
+One adversarial candidate per class of attack (fixtures/boundary/), each next to a legitimate twin of the
+same flavour. Each adversarial fixture fooled the harness before the boundary moved to the OS process (see
+benchmarks/results/2026-11-24-trust-boundary-before-after.md); the assertions here are about the effect
+that matters (the verdict, the store, the files, the processes, the secrets), not about how it was stopped.
+
+The attacks that only the OS sandbox stops need bubblewrap namespaces: without them these tests skip, unless
+``CUDAL1_REQUIRE_SANDBOX=1`` (set by .ci/run on the Linux CI, which runs as root), where they fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cudal1.harness import Candidate, EvalPool, Task
+from cudal1.harness.sandbox import detect
+
+FIX = Path(__file__).parent / "fixtures"
+BOUNDARY = FIX / "boundary"
+SANDBOX = detect()
+REQUIRED = os.environ.get("CUDAL1_REQUIRE_SANDBOX") == "1"
+needs_sandbox = pytest.mark.skipif(not SANDBOX.available and not REQUIRED,
+                                   reason=f"no OS sandbox here: {SANDBOX.reason}")
+SECRET = "cudal1-planted-secret-5e1f"
+DAEMON_MARK = b"cudal1-fixture-daemon-7f3a"
+
+
+def test_sandbox_is_available_where_required():
+    if REQUIRED:
+        assert SANDBOX.available, SANDBOX.reason
+    elif not SANDBOX.available:
+        pytest.skip(SANDBOX.reason)
+    assert SANDBOX.bwrap
+
+
+def fixture(name: str, task: str = "tiny_linear_relu") -> Candidate:
+    return Candidate(source=(BOUNDARY / f"{name}.py").read_text(), task=task, origin="test")
+
+
+def fixture_from(path: str, task: str = "tiny_linear_relu") -> Candidate:
+    return Candidate(source=(FIX / path).read_text(), task=task, origin="test")
+
+
+@pytest.fixture(scope="module")
+def task(fixture_tasks) -> Task:
+    return fixture_tasks["tiny_linear_relu"]
+
+
+def _listener() -> tuple[socket.socket, list[bytes]]:
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    got: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                got.append(conn.recv(1 << 16))
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, got
+
+
+def _daemons() -> list[int]:
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if DAEMON_MARK in (d / "cmdline").read_bytes():
+                    pids.append(int(d.name))
+            except OSError:
+                continue
+    return pids
+
+
+def _planted_pth() -> list[Path]:
+    return [Path(p) / "cudal1_planted_fixture.pth" for p in sys.path
+            if p.endswith("site-packages") and (Path(p) / "cudal1_planted_fixture.pth").exists()]
+
+
+HARNESS_SOURCE = Path(__import__("cudal1.harness.compare", fromlist=["x"]).__file__)
+BASHRC = Path.home() / ".bashrc"
+PLANT_LINE = "# cudal1-planted-by-candidate"
+
+
+def _remove_plants() -> None:
+    for p in _planted_pth():
+        p.unlink()
+    for f in (HARNESS_SOURCE, BASHRC):
+        if f.exists() and PLANT_LINE in f.read_text():
+            f.write_text("".join(ln for ln in f.read_text().splitlines(keepends=True) if PLANT_LINE not in ln))
+
+
+CASES = {
+    # name: (fixture, twin-of) ; the pairs are evaluated together below
+    "forge_through_stack": "prints_verdicts",
+    "forge_times": None,
+    "dispatcher_override": "custom_op",
+    "function_mode_left_on": "function_mode_scoped",
+    "settrace_toll": "settrace_scoped",
+    "patch_class_alias": "subclass_linear",
+    "persist_everywhere": "own_scratch_file",
+    "setsid_daemon": "child_process_waited",
+    "socket_exfiltrate": "socketpair_local",
+    "read_secrets": "read_allowed_env",
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(task, fast_config):
+    """Every boundary fixture and its twin, evaluated by one pool (a secret planted in the environment, a
+    listener on the loopback)."""
+    names = [n for pair in CASES.items() for n in pair if n]
+    srv, got = _listener()
+    old = {k: os.environ.get(k) for k in ("SERVICE_API_KEY", "CUDAL1_FIXTURE_PORT", "OMP_NUM_THREADS")}
+    os.environ.update(SERVICE_API_KEY=SECRET, CUDAL1_FIXTURE_PORT=str(srv.getsockname()[1]), OMP_NUM_THREADS="3")
+    before = {"source": hashlib.sha256(HARNESS_SOURCE.read_bytes()).hexdigest(),
+              "bashrc": BASHRC.read_bytes() if BASHRC.exists() else None}
+    for pid in _daemons():
+        os.kill(pid, 9)
+    try:
+        # a candidate that makes its own process slow (a trace function, a mode on every torch call) times out
+        # rather than holding the suite for the default minute
+        pool = EvalPool(fast_config.replace(run_timeout_s=20), cpu_lanes=2)
+        pairs = [(task, fixture(n)) for n in names] + [(task, fixture_from("candidates/slow.py"))]
+        results = dict(zip([*names, "slow"], pool.map(pairs), strict=True))
+        deadline = time.monotonic() + 5
+        while _daemons() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        after = {"daemons": _daemons(), "planted_pth": _planted_pth(),
+                 "source": hashlib.sha256(HARNESS_SOURCE.read_bytes()).hexdigest(),
+                 "bashrc": BASHRC.read_bytes() if BASHRC.exists() else None, "received": list(got)}
+    finally:
+        srv.close()
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for pid in _daemons():
+            os.kill(pid, 9)
+        _remove_plants()
+    return results, before, after
+
+
+def test_forged_messages_through_the_stack_fail_the_pair(verdicts):
+    res = verdicts[0]["forge_through_stack"]
+    assert res.status == "rejected" and "protocol_violation" in res.flags, (res.status, res.reason)
+    assert res.speedup is None
+    twin = verdicts[0]["prints_verdicts"]
+    assert twin.status == "ok" and twin.verified, (twin.status, twin.reason, twin.flags)
+    assert "speedup 77x" in twin.log_tail  # it printed; nothing printed is read
+
+
+def test_forged_timings_fail_against_the_parents_clock(verdicts):
+    res = verdicts[0]["forge_times"]
+    assert res.status == "rejected" and "timing_disagrees" in res.flags, (res.status, res.reason, res.timing)
+    honest = verdicts[0]["slow"]  # sleeps as long, reports honestly
+    assert honest.status == "ok" and honest.speedup < 0.5, (honest.status, honest.reason)
+    assert not honest.timing["clock_check"]["disagrees"]
+
+
+@pytest.mark.parametrize("name", ["dispatcher_override", "function_mode_left_on", "settrace_toll",
+                                  "patch_class_alias"])
+def test_global_state_of_the_candidate_process_does_not_slow_the_reference(verdicts, name):
+    res = verdicts[0][name]
+    # each slows the reference 5-30x in a harness that times it in the candidate's process; here the
+    # reference runs in its own clean process and the candidate is as fast as it really is
+    assert not (res.status == "ok" and res.speedup > 2.5), (res.status, res.speedup, res.reason, res.timing)
+    twin = verdicts[0][CASES[name]]
+    assert twin.status == "ok" and twin.verified, (twin.status, twin.reason, twin.flags)
+
+
+@needs_sandbox
+def test_candidates_cannot_persist_in_the_environment_or_the_harness(verdicts):
+    results, before, after = verdicts
+    assert after["planted_pth"] == []
+    assert after["source"] == before["source"]
+    assert after["bashrc"] == before["bashrc"]
+    assert results["persist_everywhere"].status == "ok"  # the writes failed; the candidate itself is fine
+    assert results["own_scratch_file"].status == "ok"
+
+
+@needs_sandbox
+def test_daemons_die_with_the_pair(verdicts):
+    results, _before, after = verdicts
+    assert after["daemons"] == []
+    assert results["child_process_waited"].status == "ok"
+
+
+@needs_sandbox
+def test_no_network_from_the_sandbox(verdicts):
+    results, _before, after = verdicts
+    assert after["received"] == []
+    assert results["socket_exfiltrate"].status == "ok" and results["socketpair_local"].status == "ok"
+
+
+@needs_sandbox
+def test_secrets_in_the_environment_do_not_reach_the_candidate(verdicts):
+    results = verdicts[0]
+    assert SECRET not in results["read_secrets"].log_tail
+    assert "OMP_NUM_THREADS=3" in results["read_allowed_env"].log_tail  # allowed settings do pass
+
+
+@needs_sandbox
+def test_memory_bomb_hits_the_workers_limit(task, fast_config):
+    pool = EvalPool(fast_config.replace(memory_limit_gb=1.5))
+    bomb, modest = pool.map([(task, fixture("memory_bomb")), (task, fixture("memory_modest"))])
+    assert bomb.status in ("runtime_error", "compile_error"), (bomb.status, bomb.reason)
+    assert "memory" in bomb.reason.lower() or "MemoryError" in bomb.reason or "SIGKILL" in bomb.reason, bomb.reason
+    assert modest.status == "ok", (modest.status, modest.reason)
+
+
+def _cli(args: list[str], env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "cudal1-eval"
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})}, **kw)
+
+
+@needs_sandbox
+def test_store_and_json_are_out_of_reach(tmp_path):
+    store, out = tmp_path / "run.sqlite", tmp_path / "out.json"
+
+    def run_with(fixture_name: str) -> subprocess.CompletedProcess:
+        sol = tmp_path / fixture_name
+        sol.mkdir()
+        (sol / "tiny_linear_relu.py").write_text((BOUNDARY / f"{fixture_name}.py").read_text())
+        return _cli(["--suite", f"dir:{FIX / 'tasks'}", "--solutions", str(sol), "--store", str(store), "--json",
+                     str(out), "--device", "cpu", "--trials", "5", "--timeout", "120", "--quiet"])
+
+    res = run_with("proc_watcher")  # finds --store/--json in /proc, leaves a watcher to rewrite its row
+    assert res.returncode == 0, res.stderr[-3000:]
+    time.sleep(3)  # a watcher left behind would have rewritten the row by now
+    rows = sqlite3.connect(store).execute("SELECT status, speedup, record FROM results").fetchall()
+    assert [(st, sp) for st, sp, _ in rows] == [("incorrect", None)]
+    assert json.loads(rows[0][2])["status"] == "incorrect"
+    assert [(r["status"], r["speedup"]) for r in json.loads(out.read_text())] == [("incorrect", None)]
+    res = run_with("delete_store")  # finds them the same way and deletes them
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert sorted(r[0] for r in sqlite3.connect(store).execute("SELECT status FROM results")) == ["incorrect", "ok"]
+    assert [r["status"] for r in json.loads(out.read_text())] == ["ok"]
