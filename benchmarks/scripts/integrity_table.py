@@ -78,6 +78,17 @@ def main() -> None:
                      "task_src": ti.task_source(c.task), "cand_src": ti.case_candidate(c).source,
                      "expect_status": c.status, "expect_flag": c.flag})
     lin = (FIX / "tasks/tiny_linear_relu.py").read_text()
+    tb = _load(ROOT / "tests/harness/test_trust_boundary.py", "cudal1_test_trust_boundary")
+    special = {"forge_through_stack": ("rejected", "protocol_violation"), "forge_times": ("rejected", "timing_disagrees")}
+    for adv, twin in tb.CASES.items():
+        st, fl = special.get(adv, (None, None))
+        rows.append({"rule": f"boundary: {adv}", "kind": "adversarial", "case": adv, "task": "tiny_linear_relu",
+                     "task_src": lin, "cand_src": (FIX / "boundary" / f"{adv}.py").read_text(),
+                     "expect_status": st, "expect_flag": fl})
+        if twin:
+            rows.append({"rule": f"boundary: {adv}", "kind": "legitimate", "case": twin, "task": "tiny_linear_relu",
+                         "task_src": lin, "cand_src": (FIX / "boundary" / f"{twin}.py").read_text(),
+                         "expect_status": "ok", "expect_flag": None})
     for c in tg.GPU_CASES:
         rows.append({"rule": c.rule, "kind": c.kind, "case": c.candidate, "task": "tiny_linear_relu", "task_src": lin,
                      "cand_src": (FIX / "integrity_gpu" / f"{c.candidate}.py").read_text(),
@@ -91,7 +102,9 @@ def main() -> None:
         r.update(status=res.status, flags=list(res.flags), speedup=res.speedup, reason=res.reason,
                  uses_custom_kernel=res.uses_custom_kernel)
         adversarial = r["kind"] == "adversarial"
-        if adversarial:
+        if adversarial and r["expect_status"] is None:  # a boundary attack: it must not win a speedup
+            good = not (res.status == "ok" and (res.speedup or 0.0) > 2.5)
+        elif adversarial:
             good = (res.status != "ok" or (r["expect_flag"] in res.flags)) and res.status == r["expect_status"]
         else:
             good = res.status == "ok"

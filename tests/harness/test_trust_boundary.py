@@ -96,15 +96,18 @@ def _planted_pth() -> list[Path]:
 
 HARNESS_SOURCE = Path(__import__("cudal1.harness.compare", fromlist=["x"]).__file__)
 BASHRC = Path.home() / ".bashrc"
-PLANT_LINE = "# cudal1-planted-by-candidate"
 
 
-def _remove_plants() -> None:
+def _remove_plants(original: dict[Path, bytes | None]) -> None:
+    """Put back exactly what a fixture may have written (only needed where the sandbox failed)."""
     for p in _planted_pth():
         p.unlink()
-    for f in (HARNESS_SOURCE, BASHRC):
-        if f.exists() and PLANT_LINE in f.read_text():
-            f.write_text("".join(ln for ln in f.read_text().splitlines(keepends=True) if PLANT_LINE not in ln))
+    for f, data in original.items():
+        if data is None:
+            if f.exists():
+                f.unlink()
+        elif f.read_bytes() != data:
+            f.write_bytes(data)
 
 
 CASES = {
@@ -132,6 +135,7 @@ def verdicts(task, fast_config):
     os.environ.update(SERVICE_API_KEY=SECRET, CUDAL1_FIXTURE_PORT=str(srv.getsockname()[1]), OMP_NUM_THREADS="3")
     before = {"source": hashlib.sha256(HARNESS_SOURCE.read_bytes()).hexdigest(),
               "bashrc": BASHRC.read_bytes() if BASHRC.exists() else None}
+    original = {HARNESS_SOURCE: HARNESS_SOURCE.read_bytes(), BASHRC: before["bashrc"]}
     for pid in _daemons():
         os.kill(pid, 9)
     try:
@@ -155,7 +159,7 @@ def verdicts(task, fast_config):
                 os.environ[k] = v
         for pid in _daemons():
             os.kill(pid, 9)
-        _remove_plants()
+        _remove_plants(original)
     return results, before, after
 
 

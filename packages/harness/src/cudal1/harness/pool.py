@@ -316,6 +316,15 @@ class EvalPool:
         if problem:  # no worker needed to see that (a worker start costs seconds; policies write many of these)
             obs.candidate_failure = Failure("compile_error", problem)
             return done()
+        key = self.build_key(candidate) if buildcache.needs_build(candidate.source) else None
+        if key is not None:  # a remembered failed build is the candidate's own, like a syntax error
+            obs.build["key"] = key
+            rec = buildcache.read_record(self.cache_root, key)
+            if rec is not None and rec.get("status") == "failed":
+                obs.build["cached_failure"] = True
+                obs.log_tail = rec.get("log_tail", "")
+                obs.candidate_failure = Failure("compile_error", f"build failed (cached): {rec.get('reason', '')}")
+                return done()
         if not (lane.ref is not None and lane.ref.task.hash == task.hash):
             lane.settle_previous()  # the last candidate's GPU memory is free before a new reference sets up
             lane.prestart_one()  # this pair's candidate worker starts while the reference sets up
@@ -344,16 +353,8 @@ class EvalPool:
             obs.candidate_failure = Failure("rejected", f"{first}: {static.evidence[first][0]} (static check; see "
                                             "the harness README)", first)
             return done()
-        key = self.build_key(candidate) if buildcache.needs_build(candidate.source) else None
         ext = None
         if key is not None:
-            obs.build["key"] = key
-            rec = buildcache.read_record(self.cache_root, key)
-            if rec is not None and rec.get("status") == "failed":
-                obs.build["cached_failure"] = True
-                obs.log_tail = rec.get("log_tail", "")
-                obs.candidate_failure = Failure("compile_error", f"build failed (cached): {rec.get('reason', '')}")
-                return done()
             ext = buildcache.extensions_dir(self.cache_root, key)
             ext.mkdir(parents=True, exist_ok=True)
             buildcache.clear_stale_locks(ext)
