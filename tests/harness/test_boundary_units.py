@@ -174,3 +174,13 @@ def test_calls_per_batch_fit_the_gpu():
     huge = WorkerReport("setup", "x", call_ms=20.0, set_bytes=2 * gib, out_bytes=6 * gib, free_bytes=70 * gib)
     assert _calls_per_batch(huge, EvalConfig(device="cuda"), "cuda") == 1
     assert _calls_per_batch(tiny, EvalConfig(device="cuda", input_sets=4), "cuda") == 4
+
+
+def test_lane_cpus_are_opt_in_and_leave_the_first_cores_to_the_parent(monkeypatch):
+    from cudal1.harness import pool
+
+    monkeypatch.setattr(pool.os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
+    monkeypatch.delenv("CUDAL1_PIN_CPUS", raising=False)
+    assert pool.lane_cpus(0) is None
+    monkeypatch.setenv("CUDAL1_PIN_CPUS", "1")
+    assert pool.lane_cpus(0) == (2, 3) and pool.lane_cpus(1) == (4, 5) and pool.lane_cpus(7) is None

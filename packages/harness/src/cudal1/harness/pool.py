@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 import functools
 import json
 import os
@@ -88,12 +89,30 @@ def default_memory_limit() -> int:
     return max(8 << 30, total // 2)
 
 
+def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
+    """With ``CUDAL1_PIN_CPUS=1``: the CPU cores of GPU lane ``lane`` (``per_lane`` of them, after the first two,
+    which stay with the parent), shared by the lane's reference and candidate workers, which never run at the
+    same time. None when not asked for or when the machine has too few cores."""
+    if os.environ.get("CUDAL1_PIN_CPUS") != "1":
+        return None
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    first = 2 + lane * per_lane
+    if len(cores) < first + per_lane:
+        return None
+    return tuple(cores[first : first + per_lane])
+
+
 class _Lane:
     """One timing lane: a device, spare candidate workers started ahead, and the reference of its task."""
 
-    def __init__(self, pool: EvalPool, device: str, env: dict[str, str], spares: int) -> None:
+    def __init__(self, pool: EvalPool, device: str, env: dict[str, str], spares: int,
+                 cpus: tuple[int, ...] | None = None) -> None:
         self.pool, self.device, self.env, self.spares = pool, device, env, max(0, spares)
         self.gpu = device.startswith("cuda")
+        self.limits = dataclasses.replace(pool.limits, cpus=cpus) if cpus else pool.limits
         self._spares: collections.deque[WorkerProcess] = collections.deque()
         self._ref_spare: WorkerProcess | None = None
         self.ref: ReferenceSide | None = None
@@ -103,7 +122,7 @@ class _Lane:
     def new_candidate_worker(self) -> WorkerProcess:
         p = self.pool
         return WorkerProcess("candidate", self.env, sandboxed=p.sandboxed, gpu=self.gpu, writable=[],
-                             hidden=p.hidden, limits=p.limits)
+                             hidden=p.hidden, limits=self.limits)
 
     def take_candidate_worker(self) -> WorkerProcess:
         return self._spares.popleft() if self._spares else self.new_candidate_worker()
@@ -136,7 +155,7 @@ class _Lane:
             return self.ref_failure[1]
         self.drop_reference()
         w = self._ref_spare or WorkerProcess("reference", {**self.env, **self.pool.reference_env},
-                                             gpu=self.gpu, limits=self.pool.limits)
+                                             gpu=self.gpu, limits=self.limits)
         self._ref_spare = None
         side = ReferenceSide.start(w, task, self.pool.config, self.device, before_timing=self.wait_spares)
         if isinstance(side, Failure):
@@ -150,7 +169,7 @@ class _Lane:
     def prestart_reference(self) -> None:
         if self._ref_spare is None:
             self._ref_spare = WorkerProcess("reference", {**self.env, **self.pool.reference_env}, gpu=self.gpu,
-                                            limits=self.pool.limits)
+                                            limits=self.limits)
 
     def drop_reference(self) -> None:
         if self.ref is not None:
@@ -240,8 +259,8 @@ class EvalPool:
             physical = visible.split(",") if visible else None
             self.lanes = [
                 _Lane(self, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
-                                     "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares)
-                for g in use
+                                     "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i))
+                for i, g in enumerate(use)
             ]
         else:
             self.lanes = [_Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0)
@@ -364,7 +383,7 @@ class EvalPool:
         else:  # its build folder is bound into its sandbox: a worker of its own
             worker = WorkerProcess("candidate", {**lane.env, "TORCH_EXTENSIONS_DIR": str(ext)},
                                    sandboxed=self.sandboxed, gpu=lane.gpu, writable=[ext], hidden=self.hidden,
-                                   limits=self.limits)
+                                   limits=lane.limits)
         kcache = self.kernel_cache(candidate)
         seed_cache(kcache, worker.cache_dir)
         # the next pairs' processes start while this one runs (for the next call too when keeping warm)

@@ -60,6 +60,7 @@ class Limits:
     memory_bytes: int | None = None
     processes: int = 512
     file_bytes: int = 8 << 30
+    cpus: tuple[int, ...] | None = None  #: CPU cores the worker may run on (None: any)
 
 
 @dataclass(frozen=True)
@@ -344,6 +345,11 @@ spec = json.loads(sys.argv[1])
 for f in spec["procs"]:
     with open(f, "w") as fh:
         fh.write(str(os.getpid()))
+if spec.get("cpus"):
+    try:
+        os.sched_setaffinity(0, spec["cpus"])
+    except OSError:
+        pass
 for name, value in spec["rlimits"].items():
     lim = getattr(resource, "RLIMIT_" + name)
     try:
@@ -361,6 +367,7 @@ def launch_argv(cgroup: Cgroup | None, limits: Limits, gpu: bool, command: list[
         rl["NPROC"] = limits.processes  # per user, and not enforced for root: the cgroup is the real limit
         if limits.memory_bytes and not gpu:  # the CUDA driver reserves huge address ranges: no RLIMIT_AS there
             rl["AS"] = limits.memory_bytes
-    spec = {"procs": cgroup.procs_files if cgroup else [], "rlimits": rl}
+    spec = {"procs": cgroup.procs_files if cgroup else [], "rlimits": rl,
+            "cpus": list(limits.cpus) if limits.cpus else None}
     exe = shutil.which(command[0]) if not os.path.isabs(command[0]) else command[0]
     return [sys.executable, "-S", "-c", LAUNCHER, json.dumps(spec), exe or command[0], *command[1:]]
