@@ -15,14 +15,8 @@ only schedules.
 
 from __future__ import annotations
 
-import ast
-import collections
-import dataclasses
-import functools
-import json
 import os
 import queue
-import subprocess
 import sys
 import threading
 import time
@@ -34,9 +28,12 @@ from typing import Any
 
 from . import buildcache, sandbox
 from .config import EvalConfig
+from .devices import default_device, probe_cuda_devices
+from .lanes import Lane, lane_cpus
 from .pair import ReferenceSide, run_pair
 from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
 from .static_checks import analyse
+from .syntax import syntax_problem
 from .types import Candidate, EvalResult, Task
 from .verdict import Failure, Observations, assemble
 
@@ -45,33 +42,6 @@ Pair = tuple[Task, Candidate]
 
 class SandboxUnavailable(RuntimeError):
     """``require_sandbox`` was asked for and no OS sandbox can be made on this machine."""
-
-
-@functools.lru_cache(maxsize=4)
-def _probe(visible: str | None) -> tuple[dict[str, Any], ...]:
-    return tuple(_probe_now())
-
-
-def probe_cuda_devices() -> list[dict[str, Any]]:
-    """GPUs visible to a fresh process: index, name, compute capability. [] without CUDA.
-
-    Runs in a subprocess so that this (parent) process never creates a CUDA context; remembered per value of
-    ``CUDA_VISIBLE_DEVICES`` (the GPUs of a machine do not change while a program runs)."""
-    return list(_probe(os.environ.get("CUDA_VISIBLE_DEVICES")))
-
-
-def _probe_now() -> list[dict[str, Any]]:
-    code = (
-        "import json, torch\n"
-        "n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
-        "print(json.dumps([{'index': i, 'name': torch.cuda.get_device_name(i),"
-        " 'cc': '%d.%d' % torch.cuda.get_device_capability(i)} for i in range(n)]))\n"
-    )
-    try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        return json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else []
-    except (subprocess.TimeoutExpired, ValueError, IndexError, OSError):
-        return []
 
 
 def _toolchain() -> str:
@@ -87,111 +57,6 @@ def default_memory_limit() -> int:
     except (ValueError, OSError, AttributeError):
         total = 32 << 30
     return max(8 << 30, total // 2)
-
-
-def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
-    """With ``CUDAL1_PIN_CPUS=1``: the CPU cores of GPU lane ``lane`` (``per_lane`` of them, after the first two,
-    which stay with the parent), shared by the lane's reference and candidate workers, which never run at the
-    same time. None when not asked for or when the machine has too few cores."""
-    if os.environ.get("CUDAL1_PIN_CPUS") != "1":
-        return None
-    try:
-        cores = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return None
-    first = 2 + lane * per_lane
-    if len(cores) < first + per_lane:
-        return None
-    return tuple(cores[first : first + per_lane])
-
-
-class _Lane:
-    """One timing lane: a device, spare candidate workers started ahead, and the reference of its task."""
-
-    def __init__(self, pool: EvalPool, device: str, env: dict[str, str], spares: int,
-                 cpus: tuple[int, ...] | None = None) -> None:
-        self.pool, self.device, self.env, self.spares = pool, device, env, max(0, spares)
-        self.gpu = device.startswith("cuda")
-        self.limits = dataclasses.replace(pool.limits, cpus=cpus) if cpus else pool.limits
-        self._spares: collections.deque[WorkerProcess] = collections.deque()
-        self._ref_spare: WorkerProcess | None = None
-        self.ref: ReferenceSide | None = None
-        self.ref_failure: tuple[str, Failure] | None = None
-        self.previous: WorkerProcess | None = None
-
-    def new_candidate_worker(self) -> WorkerProcess:
-        p = self.pool
-        return WorkerProcess("candidate", self.env, sandboxed=p.sandboxed, gpu=self.gpu, writable=[],
-                             hidden=p.hidden, limits=self.limits)
-
-    def take_candidate_worker(self) -> WorkerProcess:
-        return self._spares.popleft() if self._spares else self.new_candidate_worker()
-
-    def prestart(self, remaining: int) -> None:
-        """Top the spares up, but never beyond the ``remaining`` pairs this lane may still run."""
-        while len(self._spares) < min(self.spares, remaining):
-            self._spares.append(self.new_candidate_worker())
-
-    def wait_spares(self) -> None:
-        """Block until every spare has started (torch imported, CUDA context made): no process creates a CUDA
-        context while a pair is being timed."""
-        for w in list(self._spares):
-            try:
-                w.wait_ready()
-            except WorkerGone:
-                self._spares.remove(w)
-                w.close()
-
-    def prestart_one(self) -> None:
-        """Make sure one candidate worker is starting (even on a lane that keeps no spares)."""
-        if not self._spares:
-            self._spares.append(self.new_candidate_worker())
-
-    def reference_for(self, task: Task) -> ReferenceSide | Failure:
-        """The set-up reference of ``task`` (the lane's current one, or a new one replacing it)."""
-        if self.ref is not None and self.ref.task.hash == task.hash and self.ref.worker.proc.poll() is None:
-            return self.ref
-        if self.ref_failure is not None and self.ref_failure[0] == task.hash:
-            return self.ref_failure[1]
-        self.drop_reference()
-        w = self._ref_spare or WorkerProcess("reference", {**self.env, **self.pool.reference_env},
-                                             gpu=self.gpu, limits=self.limits)
-        self._ref_spare = None
-        side = ReferenceSide.start(w, task, self.pool.config, self.device, before_timing=self.wait_spares)
-        if isinstance(side, Failure):
-            w.close()
-            self.ref_failure = (task.hash, side)
-            return side
-        self.ref = side
-        self.pool.record_reference(side)
-        return side
-
-    def prestart_reference(self) -> None:
-        if self._ref_spare is None:
-            self._ref_spare = WorkerProcess("reference", {**self.env, **self.pool.reference_env}, gpu=self.gpu,
-                                            limits=self.limits)
-
-    def drop_reference(self) -> None:
-        if self.ref is not None:
-            self.ref.close()
-            self.ref = None
-
-    def settle_previous(self) -> None:
-        """Wait until the last candidate worker is gone (its GPU context torn down) and remove its folder."""
-        if self.previous is not None:
-            self.previous.join()
-            self.previous.cleanup()
-            self.previous = None
-
-    def close(self) -> None:
-        while self._spares:
-            self._spares.popleft().close()
-        if self._ref_spare is not None:
-            self._ref_spare.close()
-            self._ref_spare = None
-        self.drop_reference()
-        self.settle_previous()
-        self.ref_failure = None
 
 
 class EvalPool:
@@ -258,12 +123,12 @@ class EvalPool:
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             physical = visible.split(",") if visible else None
             self.lanes = [
-                _Lane(self, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
+                Lane(self, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
                                      "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i))
                 for i, g in enumerate(use)
             ]
         else:
-            self.lanes = [_Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0)
+            self.lanes = [Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0)
                           for _ in range(max(1, cpu_lanes))]
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
         self.build_workers = build_workers or max(1, min(8, os.cpu_count() or 1))
@@ -321,7 +186,7 @@ class EvalPool:
         return dict(zip(todo.keys(), recs, strict=True))
 
     # -- one pair ---------------------------------------------------------------------------------------
-    def _run_on_lane(self, lane: _Lane, task: Task, candidate: Candidate, remaining: int = 0) -> EvalResult:
+    def _run_on_lane(self, lane: Lane, task: Task, candidate: Candidate, remaining: int = 0) -> EvalResult:
         t0 = time.monotonic()
         obs = Observations(task=task.name, task_hash=task.hash, candidate_hash=candidate.hash,
                            baseline=self.config.baseline, device=self.config.device.split(":")[0],
@@ -501,7 +366,7 @@ class EvalPool:
         lock = self._store_lock
         errors: list[BaseException] = []
 
-        def lane_loop(lane: _Lane) -> None:
+        def lane_loop(lane: Lane) -> None:
             try:
                 while True:
                     try:
@@ -559,26 +424,9 @@ def _warn_unsandboxed(reason: str) -> None:
     warnings.warn(msg, RuntimeWarning, stacklevel=3)
 
 
-def syntax_problem(source: str) -> str:
-    """``"syntax error at line N: ..."`` when ``source`` does not parse as Python, else ``""``. Parsing runs
-    nothing of the candidate (the worker would report the same error, after seconds of start-up)."""
-    try:
-        ast.parse(source)
-    except SyntaxError as e:
-        return f"syntax error at line {e.lineno}: {e.msg}" if e.lineno else f"syntax error: {e.msg}"
-    except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
-        return f"source cannot be parsed: {type(e).__name__}: {e}"[:300]
-    return ""
-
-
 def evaluate(task: Task, candidate: Candidate, config: EvalConfig | None = None) -> EvalResult:
     """Evaluate one candidate against its task (a clean reference process and a sandboxed candidate process)."""
     return EvalPool(config).evaluate(task, candidate)
-
-
-def default_device() -> str:
-    """``cuda`` when a GPU is visible, else ``cpu``."""
-    return "cuda" if probe_cuda_devices() else "cpu"
 
 
 __all__ = ["EvalPool", "SandboxUnavailable", "default_device", "evaluate", "probe_cuda_devices", "syntax_problem"]

@@ -78,9 +78,6 @@ def assemble(obs: Observations) -> EvalResult:
                     obs.incorrect, obs.timing_failure):
         if failure is not None:
             flags = _flags(obs, failure.flag)
-            if failure is not obs.incorrect and failure.status != "incorrect":
-                # a rejecting flag that did not end the pair is not on a result that failed for another reason
-                pass
             return EvalResult(status=failure.status, reason=failure.reason, flags=flags,
                               uses_custom_kernel=obs.uses_custom_kernel, **base)
     if obs.summary is None:

@@ -1,0 +1,122 @@
+"""One timing lane of the pool: a device, candidate workers started ahead, and the clean reference of the task
+it is evaluating (see :mod:`cudal1.harness.pool`)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+from typing import TYPE_CHECKING
+
+from .pair import ReferenceSide
+from .process import WorkerGone, WorkerProcess
+from .types import Task
+from .verdict import Failure
+
+if TYPE_CHECKING:
+    from .pool import EvalPool
+
+
+def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
+    """With ``CUDAL1_PIN_CPUS=1``: the CPU cores of GPU lane ``lane`` (``per_lane`` of them, after the first two,
+    which stay with the parent), shared by the lane's reference and candidate workers, which never run at the
+    same time. None when not asked for or when the machine has too few cores."""
+    if os.environ.get("CUDAL1_PIN_CPUS") != "1":
+        return None
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    first = 2 + lane * per_lane
+    if len(cores) < first + per_lane:
+        return None
+    return tuple(cores[first : first + per_lane])
+
+
+class Lane:
+    """One timing lane: a device, spare candidate workers started ahead, and the reference of its task."""
+
+    def __init__(self, pool: EvalPool, device: str, env: dict[str, str], spares: int,
+                 cpus: tuple[int, ...] | None = None) -> None:
+        self.pool, self.device, self.env, self.spares = pool, device, env, max(0, spares)
+        self.gpu = device.startswith("cuda")
+        self.limits = dataclasses.replace(pool.limits, cpus=cpus) if cpus else pool.limits
+        self._spares: collections.deque[WorkerProcess] = collections.deque()
+        self._ref_spare: WorkerProcess | None = None
+        self.ref: ReferenceSide | None = None
+        self.ref_failure: tuple[str, Failure] | None = None
+        self.previous: WorkerProcess | None = None
+
+    def new_candidate_worker(self) -> WorkerProcess:
+        p = self.pool
+        return WorkerProcess("candidate", self.env, sandboxed=p.sandboxed, gpu=self.gpu, writable=[],
+                             hidden=p.hidden, limits=self.limits)
+
+    def take_candidate_worker(self) -> WorkerProcess:
+        return self._spares.popleft() if self._spares else self.new_candidate_worker()
+
+    def prestart(self, remaining: int) -> None:
+        """Top the spares up, but never beyond the ``remaining`` pairs this lane may still run."""
+        while len(self._spares) < min(self.spares, remaining):
+            self._spares.append(self.new_candidate_worker())
+
+    def wait_spares(self) -> None:
+        """Block until every spare has started (torch imported, CUDA context made): no process creates a CUDA
+        context while a pair is being timed."""
+        for w in list(self._spares):
+            try:
+                w.wait_ready()
+            except WorkerGone:
+                self._spares.remove(w)
+                w.close()
+
+    def prestart_one(self) -> None:
+        """Make sure one candidate worker is starting (even on a lane that keeps no spares)."""
+        if not self._spares:
+            self._spares.append(self.new_candidate_worker())
+
+    def reference_for(self, task: Task) -> ReferenceSide | Failure:
+        """The set-up reference of ``task`` (the lane's current one, or a new one replacing it)."""
+        if self.ref is not None and self.ref.task.hash == task.hash and self.ref.worker.proc.poll() is None:
+            return self.ref
+        if self.ref_failure is not None and self.ref_failure[0] == task.hash:
+            return self.ref_failure[1]
+        self.drop_reference()
+        w = self._ref_spare or WorkerProcess("reference", {**self.env, **self.pool.reference_env},
+                                             gpu=self.gpu, limits=self.limits)
+        self._ref_spare = None
+        side = ReferenceSide.start(w, task, self.pool.config, self.device, before_timing=self.wait_spares)
+        if isinstance(side, Failure):
+            w.close()
+            self.ref_failure = (task.hash, side)
+            return side
+        self.ref = side
+        self.pool.record_reference(side)
+        return side
+
+    def prestart_reference(self) -> None:
+        if self._ref_spare is None:
+            self._ref_spare = WorkerProcess("reference", {**self.env, **self.pool.reference_env}, gpu=self.gpu,
+                                            limits=self.limits)
+
+    def drop_reference(self) -> None:
+        if self.ref is not None:
+            self.ref.close()
+            self.ref = None
+
+    def settle_previous(self) -> None:
+        """Wait until the last candidate worker is gone (its GPU context torn down) and remove its folder."""
+        if self.previous is not None:
+            self.previous.join()
+            self.previous.cleanup()
+            self.previous = None
+
+    def close(self) -> None:
+        while self._spares:
+            self._spares.popleft().close()
+        if self._ref_spare is not None:
+            self._ref_spare.close()
+            self._ref_spare = None
+        self.drop_reference()
+        self.settle_previous()
+        self.ref_failure = None
