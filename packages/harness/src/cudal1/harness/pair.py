@@ -401,6 +401,8 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
             return None
         got[which] = (b, d, (time.monotonic() - t0) * 1000.0)
     (rb, rd, rp), (cb, cd, cp) = got["ref"], got["cand"]
+    if run.ask_cand("check", {}) is None:  # the candidate's in-process checks, outside the clocked window
+        return None
     cfg = run.cfg
     for j in range(n):
         cmp = judge(list(rd.outputs[j]), list(cd.outputs[j]), run.ref.worker.outbox, run.cand.outbox,

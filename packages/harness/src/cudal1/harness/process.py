@@ -94,7 +94,7 @@ class WorkerProcess:
             own = {"TRITON_CACHE_DIR": str(self.cache_dir / "triton"), "CUPY_CACHE_DIR": str(self.cache_dir / "cupy"),
                    "TORCHINDUCTOR_CACHE_DIR": str(self.cache_dir / "inductor")}
         worker_env = sandbox.sanitized_env({**own, **(env or {}), "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
-                                            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+                                            "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in sys.path if p)})
         command = [sys.executable, "-m", "cudal1.harness.worker", "--role", role, "--cmd-fd", str(cmd_r),
                    "--reply-fd", str(rep_w), "--workdir", str(self.dir)]
         if sandboxed:

@@ -129,7 +129,7 @@ def _python_paths() -> list[str]:
     cands.update(p for p in sys.path if p)
     out: set[str] = set()
     for p in cands:
-        for q in (p, os.path.realpath(p)):
+        for q in (os.path.abspath(p), os.path.realpath(p)):  # bwrap binds absolute paths only
             if os.path.exists(q) and q not in ("/", ""):
                 out.add(q)
     # drop paths already inside another bound path

@@ -372,9 +372,11 @@ class Session:
     def _describe(self, out: Any, name: str, digest_seed: Any, sample_seed: Any) -> list[dict]:
         box = Outbox(self.outbox, name) if sample_seed is not None else None
         try:
+            # both roles compute the reference's tolerance sums with a digest (the candidate's are ignored): the
+            # same work in both processes keeps the parent's clock check fair
             return describe_output(out, digest_seed=None if digest_seed is None else int(digest_seed),
                                    sample_seed=None if sample_seed is None else int(sample_seed), outbox=box,
-                                   rtol=self.rtol, atol=self.atol, reference=self.role == "reference")
+                                   rtol=self.rtol, atol=self.atol, reference=True)
         except Failure:
             raise
         except BaseException as e:  # noqa: BLE001 - a lazy tensor subclass may raise when read
@@ -421,8 +423,15 @@ class Session:
                 if self.copy_outputs:
                     out = _clone_output(out)
                 self.kept.append(out)
-        self.guard("after a timed batch")
+        # the in-process checks run in their own command (check), outside the parent's clock: the reference's
+        # process does not run them, and the clock check compares the two processes' overheads
         return {"type": "batch", "ms": ms, "event_ms": ev or None, "hints": self.hints()}
+
+    def check(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Candidate role: the in-process checks after timed batches (patched bindings, switches, threads,
+        training mode)."""
+        self.guard("after a timed batch")
+        return {"type": "checked", "hints": self.hints()}
 
     def digest(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Digests of every output of the last batch (the parent's clock runs until this reply)."""
@@ -493,9 +502,9 @@ class Session:
 
     HANDLERS = {"setup": "setup", "configure": "configure", "load": "load", "trial": "trial", "batch": "batch",
                 "digest": "digest", "outputs": "outputs", "release": "release", "observe": "observe",
-                "monitor": "monitor"}
+                "monitor": "monitor", "check": "check"}
     REFERENCE_ONLY = frozenset({"setup", "configure", "monitor"})
-    CANDIDATE_ONLY = frozenset({"load", "observe"})
+    CANDIDATE_ONLY = frozenset({"load", "observe", "check"})
 
     def handle(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Run one command; a :class:`Failure` becomes an ``error`` reply."""
