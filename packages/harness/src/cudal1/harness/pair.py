@@ -290,9 +290,10 @@ def _timing(run: _Run) -> bool:
         run.before_timing()
     if not run.ask_ref("monitor", {"action": "start"}):
         return False
-    # warm-up: untimed rounds (builds, autotuning, caches), the last of which sizes the rounds
+    # warm-up: untimed rounds (builds, autotuning, caches), the last of which sizes the rounds (at least two, so
+    # that a first call's compilation does not size them)
     warm = None
-    for _ in range(max(1, -(-cfg.warmup // n))):
+    for _ in range(max(2, -(-cfg.warmup // n))):
         warm = _round(run, n, rng, check=False)
         if warm is None:
             return False
