@@ -5,6 +5,7 @@ in milliseconds; the real harness behind it is exercised in test_stages.py and t
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -34,7 +35,9 @@ class Scripted:
 
 
 def ok(speedup, flags=()):
-    return EvalResult(task="t", status="ok", speedup=speedup, flags=tuple(flags))
+    """An ok result whose 95% interval is +-1% around its speedup (a measured speedup counts)."""
+    return EvalResult(task="t", status="ok", speedup=speedup, flags=tuple(flags),
+                      speedup_ci=(0.99 * speedup, 1.01 * speedup))
 
 
 def reward_fn(ev, **kw):
@@ -98,8 +101,9 @@ def test_checker_rejects_a_flagged_hack_and_stores_suspects(tmp_path):
     other = GOOD.replace("x.clone()", "x + 0")
     third = GOOD.replace("x.clone()", "x * 1")
     values = r(["p"] * 3, [GOOD, other, third], ["t"] * 3)
-    assert values == [-1.0, 2.0, 1.2]  # the hack gets the rejected value; a suspect is stored, its reward kept
-    assert r.best["t"] == 2.0  # the hack's 3x never becomes the task's best
+    # the hack gets the rejected value; a suspect is stored and, with no judge to clear it, earns no speedup
+    assert values == [-1.0, RewardConfig().unverified, 1.2]
+    assert r.best["t"] == 1.2  # neither the hack's 3x nor the suspect's 2x becomes the task's best
     assert [c.verdict for c in checker.store.list()] == ["confirmed", "suspected"]
 
 
@@ -109,9 +113,45 @@ def test_known_hack_code_is_rejected_even_without_flags(tmp_path):
     assert r(["p", "p"], [GOOD, GOOD], ["t", "t"]) == [-1.0, -1.0]
 
 
-def test_without_the_checker_the_hack_would_be_rewarded():
+def test_a_flagged_result_is_not_paid_even_without_the_checker():
     (value,) = reward_fn(Scripted(ok(3.0, ["monkeypatch"])))(["p"], [GOOD], ["t"])
-    assert value == 3.0
+    assert value == RewardConfig().unverified
+    (value,) = reward_fn(Scripted(ok(3.0, ["side_stream"])))(["p"], [GOOD], ["t"])
+    assert value == RewardConfig().unverified
+
+
+def test_a_judge_clears_a_suspect_and_its_speedup_is_paid(tmp_path):
+    cleared = RewardChecker(HackStore(tmp_path / "a.sqlite"), judge=lambda prompt: "Looks fine.\nOK")
+    (value,) = reward_fn(Scripted(ok(2.0, ["side_stream"])), checker=cleared)(["p"], [GOOD], ["t"])
+    assert value == 2.0
+    refused = RewardChecker(HackStore(tmp_path / "b.sqlite"), judge=lambda prompt: "A second stream races.\nHACK")
+    (value,) = reward_fn(Scripted(ok(2.0, ["side_stream"])), checker=refused)(["p"], [GOOD], ["t"])
+    assert value == RewardConfig().rejected
+
+
+def test_a_copy_of_the_reference_ranks_below_every_failure_in_its_group(tmp_path):
+    ev = Scripted(ok(1.0, ["same_as_reference"]), EvalResult(task="t", status="compile_error"),
+                  EvalResult(task="t", status="incorrect"), ok(1.3))
+    log = tmp_path / "completions.jsonl"
+    r = reward_fn(ev, completions_log=log, stage="grpo:round0")
+    texts = [GOOD, GOOD.replace("x.clone()", "x("), GOOD.replace("x.clone()", "-x"), GOOD.replace("clone", "copy")]
+    got = r(["p"] * 4, texts, ["t"] * 4)
+    assert got[0] == min(got) and got[0] <= got[1] and got[3] == max(got)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [x["status"] for x in rows] == ["ok", "compile_error", "incorrect", "ok"]
+    assert rows[0]["flags"] == ["same_as_reference"] and not rows[0]["improves"] and rows[3]["improves"]
+    assert rows[1]["text"] == texts[1] and rows[0]["stage"] == "grpo:round0" and rows[0]["reward"] == got[0]
+    assert len({x["prompt_id"] for x in rows}) == 1
+    assert r.history[-1]["novel_correct_rate"] == 0.25 and r.history[-1]["improved_rate"] == 0.25
+
+
+def test_suspicious_speedups_are_remeasured_through_the_given_evaluator(monkeypatch):
+    monkeypatch.setattr(rewarding, "harness_evaluate", lambda *a: pytest.fail("a cold pool was built"))
+    asked = []
+    r = reward_fn(Scripted(ok(6.0)), suspicion=rewarding.Suspicion(),
+                  remeasure=lambda task, cand: asked.append(cand) or ok(5.9))
+    (value,) = r(["p"], [GOOD], ["t"])
+    assert value == 5.9 and len(asked) == 1
 
 
 def test_group_smoothing_per_prompt_group():

@@ -16,7 +16,9 @@ task           about the task, not the candidate: the result is left out of ever
 =============  ==========================================================================================
 
 :func:`verified` is the single rule that rewards, prompts, self-training, search and reports read: status
-``ok`` and no flag of kind ``reject``, ``suspect`` or ``task``. A flag this registry does not know counts as
+``ok`` and no flag of kind ``reject``, ``suspect`` or ``task``. :func:`improves` adds what a reward or a
+training example needs on top: not the reference handed back (``same_as_reference``), and a speedup whose
+95% confidence interval lies above 1. A flag this registry does not know counts as
 ``suspect`` (a newer harness may have added it; an unknown finding is no reason to trust a result).
 """
 
@@ -78,6 +80,9 @@ _FLAGS = (
     Flag("uses_custom_kernel", "descriptive", "a kernel the candidate defines (or of a kernel library it imports) "
          "ran on the GPU"),
     Flag("torch_compile", "descriptive", "the candidate uses torch.compile / dynamo / inductor"),
+    Flag("same_as_reference", "descriptive", "the candidate is the reference: the same normalised source, or one "
+         "call dispatched the reference's operators in the same order on the same shapes (correct, but no "
+         "improvement: see improves)"),
     Flag("reference_stateful", "descriptive", "the reference keeps state across calls; both models were compared "
          "and timed from identical state"),
     # -- task ------------------------------------------------------------------------------------------------
@@ -112,6 +117,17 @@ def verified(status: str, flags: Iterable[str]) -> bool:
     return status == "ok" and not any(kind_of(f) in UNTRUSTED_KINDS for f in flags)
 
 
+def improves(status: str, flags: Iterable[str], speedup_ci: tuple[float, float] | None) -> bool:
+    """Whether a result is a real improvement, the one rule rewards, prompts and self-training pay or keep:
+    :func:`verified`, not ``same_as_reference``, and the lower bound of the speedup's 95% confidence interval
+    above 1 (the unrounded interval: a 1.004x rounded to 1.00 or up to 1.01 is no evidence either way)."""
+    flags = tuple(flags)
+    if not verified(status, flags) or "same_as_reference" in flags or speedup_ci is None:
+        return False
+    lo = speedup_ci[0]
+    return isinstance(lo, (int, float)) and lo > 1.0
+
+
 def excluded(flags: Iterable[str]) -> bool:
     """Whether a result is left out of aggregate figures (a ``task`` flag: the task, not the candidate)."""
     return any(kind_of(f) == "task" for f in flags)
@@ -123,5 +139,5 @@ def describe(flag: str) -> str:
     return f"{flag} (suspect): not a registered flag" if f is None else f"{f.name} ({f.kind}): {f.meaning}"
 
 
-__all__ = ["KINDS", "REGISTRY", "UNTRUSTED_KINDS", "Flag", "describe", "excluded", "flags_of_kind", "kind_of",
-           "verified"]
+__all__ = ["KINDS", "REGISTRY", "UNTRUSTED_KINDS", "Flag", "describe", "excluded", "flags_of_kind", "improves",
+           "kind_of", "verified"]

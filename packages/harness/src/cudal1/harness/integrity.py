@@ -26,6 +26,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .novelty import SIGNATURE_OPS_MAX, op_signature
+
 _WATCHED_MODULE_NAMES = ("torch", "torch.nn.functional", "torch.cuda", "torch.linalg", "torch.fft", "torch.special",
                          "torch.nn.init", "time", "torch.backends.cudnn")
 
@@ -118,19 +120,26 @@ if hasattr(torch, "float8_e4m3fn"):
 
 
 class OpRecorder(TorchDispatchMode):
-    """Records (op name, dtypes seen) of every ATen op dispatched while active."""
+    """Records (op name, dtypes seen) of every ATen op dispatched while active, and the sequence of operators
+    with their tensor arguments' shapes and dtypes (:meth:`signature`, for
+    :mod:`cudal1.harness.novelty`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ops: dict[str, set[torch.dtype]] = {}
+        self.sequence: list[tuple[str, str]] = []
 
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
         seen: set[torch.dtype] = set()
+        shapes: list[str] = []
         for a in list(args) + list(kwargs.values()):
             for x in a if isinstance(a, (list, tuple)) else (a,):
                 if isinstance(x, torch.Tensor):
                     seen.add(x.dtype)
+                    shapes.append(f"{tuple(x.shape)}:{x.dtype}")
+        if len(self.sequence) < SIGNATURE_OPS_MAX:
+            self.sequence.append((str(func), ",".join(shapes)))
         if isinstance(kwargs.get("dtype"), torch.dtype):
             seen.add(kwargs["dtype"])
         out = func(*args, **kwargs)
@@ -142,6 +151,10 @@ class OpRecorder(TorchDispatchMode):
 
     def low_precision_ops(self) -> list[str]:
         return sorted(op for op, dts in self.ops.items() if dts & _LOW)
+
+    def signature(self) -> str:
+        """:func:`cudal1.harness.novelty.op_signature` of the recorded call."""
+        return op_signature(self.sequence)
 
 
 def classify_kernels(names: list[str], defined: list[str]) -> tuple[list[str], list[str]]:

@@ -261,6 +261,11 @@ def _observe(run: _Run) -> bool:
     if rep is None:
         return False
     obs = run.obs
+    ref_sig = run.ref.setup.op_signature
+    if ref_sig is not None and rep.op_signature == ref_sig:
+        obs.flags.add("same_as_reference")
+        obs.evidence.setdefault("same_as_reference", []).append(
+            "operators: one call dispatched the reference's ATen operators in the same order on the same shapes")
     ref_low = set(run.ref.setup.low_precision_ops or ())
     if rep.low_precision_ops is not None:
         low = [op for op in rep.low_precision_ops if op not in ref_low]

@@ -32,6 +32,7 @@ from .devices import default_device, probe_cuda_devices
 from .lanes import Lane, lane_cpus
 from .pair import ReferenceSide, run_pair
 from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
+from .novelty import same_source
 from .static_checks import analyse
 from .syntax import syntax_problem
 from .types import Candidate, EvalResult, Task
@@ -232,6 +233,10 @@ class EvalPool:
         static = analyse(candidate.source)  # after the task: a broken task is never blamed on a candidate
         obs.evidence["static"] = static.evidence
         obs.flags.update(f for f in static.flags if f != "custom_kernel_source")
+        if same_source(candidate.source, task.source):
+            obs.flags.add("same_as_reference")
+            obs.evidence["same_as_reference"] = ["source: the task's reference (normalised: names, docstrings, "
+                                                 "imports and formatting aside)"]
         if static.rejecting:
             first = static.rejecting[0]
             obs.candidate_failure = Failure("rejected", f"{first}: {static.evidence[first][0]} (static check; see "

@@ -81,6 +81,7 @@ class WorkerReport:
     free_bytes: int | None = None
     environment: dict[str, Any] = field(default_factory=dict)
     low_precision_ops: tuple[str, ...] | None = None
+    op_signature: str | None = None
     build: dict[str, Any] = field(default_factory=dict)
     unmapped: tuple[str, ...] = ()
     kernels: tuple[str, ...] | None = None
@@ -97,6 +98,14 @@ def _strs(x: Any, what: str, limit: int = 1000) -> tuple[str, ...]:
     if not isinstance(x, list) or len(x) > limit or not all(isinstance(s, str) and len(s) <= 2000 for s in x):
         raise ProtocolError(f"{what} is not a list of strings")
     return tuple(x)
+
+
+def _signature(x: Any) -> str | None:
+    if x is None:
+        return None
+    if not isinstance(x, str) or len(x) != 64 or any(c not in "0123456789abcdef" for c in x):
+        raise ProtocolError("op_signature is not a sha256 hex digest")
+    return x
 
 
 def _dict(x: Any, what: str) -> dict[str, Any]:
@@ -188,7 +197,8 @@ def parse_reply(msg: Any, op: str, cmd_id: str, *, calls: int | None = None) -> 
                             call_ms=_pos(msg.get("call_ms", 1.0), "call_ms"),
                             free_bytes=_opt_int(msg.get("free_bytes"), "free_bytes"),
                             environment=_dict(msg.get("environment", {}), "environment"),
-                            low_precision_ops=None if low is None else _strs(low, "low_precision_ops"))
+                            low_precision_ops=None if low is None else _strs(low, "low_precision_ops"),
+                            op_signature=_signature(msg.get("op_signature")))
     if kind == "checked":
         return WorkerReport(kind, cmd_id, hints)
     if kind in ("configured", "released"):
@@ -207,7 +217,8 @@ def parse_reply(msg: Any, op: str, cmd_id: str, *, calls: int | None = None) -> 
     if kind == "observe":
         low, kern = msg.get("low_precision_ops"), msg.get("kernels")
         return WorkerReport(kind, cmd_id, hints, low_precision_ops=None if low is None else _strs(low, "ops"),
-                            kernels=None if kern is None else _strs(kern, "kernels", 5000))
+                            kernels=None if kern is None else _strs(kern, "kernels", 5000),
+                            op_signature=_signature(msg.get("op_signature")))
     if kind == "monitor":
         return WorkerReport(kind, cmd_id, hints, clocks=_dict(msg.get("clocks", {}), "clocks"))
     raise ProtocolError(f"unknown reply type {kind!r}")  # pragma: no cover - REPLY_TYPES covers every kind

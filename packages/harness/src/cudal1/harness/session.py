@@ -247,12 +247,14 @@ class Session:
                                          before_call=snap.restore if stateful else None)
                               if cmd.get("check_task", True) else {"degenerate": False, "findings": [], "notes": []})
                 rec = integrity.OpRecorder()
+                signature: str | None = None
                 try:
                     with rec:
                         if self.state is not None:
                             self.state.restore()
                         model(*clone_args(args))
                     low = rec.low_precision_ops()
+                    signature = rec.signature()
                 except Exception:  # noqa: BLE001 - some models cannot run under a dispatch mode
                     low = []
                 if self.state is not None:
@@ -265,7 +267,8 @@ class Session:
         model_bytes = nbytes(list(model.parameters()) + list(model.buffers()))
         return {"type": "setup", "task_check": task_check, "stateful": stateful, "leaves": leaves,
                 "set_bytes": set_bytes, "out_bytes": out_bytes, "model_bytes": model_bytes,
-                "peak_bytes": peak, "call_ms": call_ms, "free_bytes": self._free_bytes(), "environment": env, "low_precision_ops": low}
+                "peak_bytes": peak, "call_ms": call_ms, "free_bytes": self._free_bytes(), "environment": env, "low_precision_ops": low,
+                "op_signature": signature}
 
     def configure(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Reference role: the runner timed for the configured baseline, with ``n`` input buffers (CUDA graphs
@@ -471,11 +474,13 @@ class Session:
         args = make_inputs(self.inp_mod, int(cmd["seed"]), self.device)
         rec = integrity.OpRecorder()
         low: list[str] | None
+        signature: str | None = None
         with torch.no_grad():
             try:
                 with rec:
                     self._call(self.model, clone_args(args), "the recorded call")
                 low = rec.low_precision_ops()
+                signature = rec.signature()
             except Failure:
                 raise
             except Exception as e:  # noqa: BLE001 - some candidates cannot run under a dispatch mode
@@ -485,7 +490,8 @@ class Session:
             names = integrity.kernel_names(lambda: self._call(self.model, clone_args(args), "the profiled call"),
                                            self.device)
             self.guard("during the profiled call")
-        return {"type": "observe", "low_precision_ops": low, "kernels": names, "hints": self.hints()}
+        return {"type": "observe", "low_precision_ops": low, "kernels": names, "op_signature": signature,
+                "hints": self.hints()}
 
     def monitor(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Reference role: start or stop sampling the GPU's clocks and throttle reasons (NVML)."""

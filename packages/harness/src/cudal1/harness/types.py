@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .flags import excluded as flags_excluded
+from .flags import improves as flags_improves
 from .flags import verified as flags_verified
 
 #: The statuses an evaluation can end in. ``ok`` is the only one that carries a speedup. ``task_error``: the
@@ -159,6 +160,12 @@ class EvalResult:
         and no flag of kind reject, suspect or task (:func:`cudal1.harness.flags.verified`, the one rule every
         consumer reads)."""
         return flags_verified(self.status, self.flags)
+
+    @property
+    def improves(self) -> bool:
+        """Whether this result is a real improvement (:func:`cudal1.harness.flags.improves`): verified, not the
+        reference handed back, and the lower bound of its speedup's confidence interval above 1."""
+        return flags_improves(self.status, self.flags, self.speedup_ci)
 
     @property
     def excluded(self) -> bool:

@@ -8,23 +8,32 @@
 2. All codes of the batch go to the evaluator at once (harness worker processes: local pool or Ray actors);
    every EvalResult is stored in the run's results store the moment it exists.
 3. A suspicious speedup (cudal1.rewards.Suspicion: above 3x, or above twice the task's best) is measured
-   again in a fresh harness pool; disagreement rejects it. The second measurement is stored too.
-4. The reward checker (rules, optional LLM judge) may overrule: a hack gets the ``rejected`` value.
-5. ``speedup_reward`` maps status and speedup to a float; optional group smoothing per prompt group.
+   again through ``remeasure`` (the evaluator in use, bypassing its store); disagreement flags it.
+4. The reward checker (rules, optional LLM judge) may overrule: a hack gets the ``rejected`` value; a judge's
+   OK clears a result's suspect flags.
+5. ``speedup_reward`` pays only real improvement (cudal1.rewards.shaping: a copy of the reference earns no
+   more than a failure, a flagged speedup nothing unless cleared, a speedup only when its interval clears
+   1); optional group smoothing per prompt group.
+6. Every completion is appended to ``completions_log`` (JSONL: stage, task, prompt id, text, parse outcome,
+   status, flags, speedup, reward), so a format failure can be read afterwards.
 
 Metrics per call (logged through trl's ``log_metric`` and kept in :attr:`HarnessReward.history`):
-format_rate, compile_rate, correct_rate, mean_speedup (over correct ones), best_speedup, flags/<name>
-counts, reward_eval_s (wall seconds spent in this function).
+format_rate, compile_rate, correct_rate, novel_correct_rate (correct and not the reference), improved_rate
+(:attr:`EvalResult.improves`), mean_speedup (over correct ones), best_speedup, flags/<name> counts,
+reward_eval_s (wall seconds spent in this function).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore, Task
@@ -32,7 +41,7 @@ from cudal1.harness import evaluate as harness_evaluate
 from cudal1.prompts import ResponseFormatError, extract_code, parse_response
 from cudal1.rewards import RewardChecker, RewardConfig, Suspicion, group_smooth, speedup_reward
 
-__all__ = ["HarnessReward", "ParsedCompletion", "parse_completion"]
+__all__ = ["HarnessReward", "ParsedCompletion", "append_jsonl", "parse_completion", "prompt_id"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,23 @@ def parse_completion(text: str) -> ParsedCompletion:
             return ParsedCompletion(None, False, str(e2))
 
 
+def prompt_id(prompt: Any) -> str:
+    """A short stable id of a prompt (a string or chat messages): the first 12 hex digits of its sha256."""
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def append_jsonl(path: str | Path | None, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Append ``rows`` to the JSONL file ``path`` (created with its folder); nothing when ``path`` is None."""
+    if path is None or not rows:
+        return
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a") as f:
+        for row in rows:
+            f.write(json.dumps(row, default=str) + "\n")
+
+
 @dataclass
 class HarnessReward:
     """trl reward function backed by the harness (see the module docstring).
@@ -72,11 +98,14 @@ class HarnessReward:
         tasks: task name -> Task (the exact, possibly resized, task the prompts show).
         evaluate: ``evaluate(pairs, run=...) -> list[EvalResult]`` (a cudal1.policy.evaluators Evaluator's).
         eval_config: the harness settings (used again for suspicious re-measurements).
-        store: the run's results store (re-measurements are added to it; the evaluator stores the rest).
+        store: the run's results store (re-measurements are added to it when ``remeasure`` is not given).
         config: reward shaping. no_code / format_penalty: see the module docstring.
         checker: optional cudal1.rewards.RewardChecker. suspicion: None disables re-measurement.
         group_size: completions per prompt (for group smoothing); smoothing: apply it.
         run: label of the run in the store.
+        remeasure: ``remeasure(task, candidate) -> EvalResult``, a fresh measurement through the evaluator in
+            use (stored by it); None: a one-off local pool (stored here).
+        completions_log: JSONL file every completion is appended to (None: not kept); ``stage`` labels them.
     """
 
     tasks: Mapping[str, Task]
@@ -93,6 +122,9 @@ class HarnessReward:
     run: str = ""
     history: list[dict[str, Any]] = field(default_factory=list)
     best: dict[str, float] = field(default_factory=dict)
+    remeasure: Callable[[Task, Candidate], EvalResult] | None = None
+    completions_log: str | Path | None = None
+    stage: str = "grpo"
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
                  log_metric: Callable[[str, float], None] | None = None, **_: Any) -> list[float]:
@@ -115,20 +147,22 @@ class HarnessReward:
                 r = self.suspicion.review(r, lambda first, i=i: self._remeasure(pairs[idx.index(i)]),
                                           self.best.get(task[i]))
                 results[i] = r
-            value = speedup_reward(r, self.config)
-            hack = False
+            hack = cleared = False
             if self.checker is not None and r.ok:
-                hack = self.checker.check(p.code, r, self.tasks[task[i]].source).verdict == "hack"
-                if hack:
-                    value = self.config.rejected
+                verdict = self.checker.check(p.code, r, self.tasks[task[i]].source)
+                hack = verdict.is_hack
+                cleared = verdict.verdict == "ok" and verdict.decided_by.startswith("judge:")
+            value = self.config.rejected if hack else speedup_reward(r, self.config, cleared=cleared)
             if not p.well_formed:
                 value -= self.format_penalty
-            if r.ok and r.speedup is not None and not hack:
+            if r.improves and r.speedup is not None and not hack:
                 self.best[task[i]] = max(self.best.get(task[i], 0.0), r.speedup)
             rewards.append(float(value))
         if self.smoothing and self.group_size > 1 and len(rewards) % self.group_size == 0:
             rewards = [v for g in range(0, len(rewards), self.group_size)
                        for v in group_smooth(rewards[g:g + self.group_size])]
+        if self.completions_log is not None:
+            self._keep(prompts, completions, task, parsed, results, rewards)
         metrics = self._metrics(parsed, results, rewards, time.monotonic() - t0)
         self.history.append(metrics)
         if log_metric is not None:
@@ -137,8 +171,25 @@ class HarnessReward:
                     log_metric(k, float(v))
         return rewards
 
+    def _keep(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
+              parsed: list[ParsedCompletion], results: Mapping[int, EvalResult], rewards: list[float]) -> None:
+        rows = []
+        for i, p in enumerate(parsed):
+            r = results.get(i)
+            rows.append({"stage": self.stage, "task": task[i], "prompt_id": prompt_id(prompts[i]),
+                         "text": completion_text(completions[i]), "well_formed": p.well_formed,
+                         "has_code": p.code is not None, "parse_problem": p.problem,
+                         "status": r.status if r is not None else "no_code",
+                         "flags": list(r.flags) if r is not None else [],
+                         "speedup": r.speedup if r is not None else None,
+                         "speedup_ci": list(r.speedup_ci) if r is not None and r.speedup_ci else None,
+                         "improves": bool(r is not None and r.improves), "reward": rewards[i]})
+        append_jsonl(self.completions_log, rows)
+
     def _remeasure(self, pair: tuple[Task, Candidate]) -> EvalResult:
         task, cand = pair
+        if self.remeasure is not None:
+            return self.remeasure(task, cand)
         again = harness_evaluate(task, cand, self.eval_config)
         if self.store is not None:
             self.store.add(again, task, cand, self.eval_config, run=f"{self.run}:remeasure")
@@ -156,6 +207,8 @@ class HarnessReward:
             "code_rate": sum(p.code is not None for p in parsed) / n,
             "compile_rate": sum(r.status != "compile_error" for r in results.values()) / n,
             "correct_rate": len(ok) / n,
+            "novel_correct_rate": sum("same_as_reference" not in r.flags for r in ok) / n,
+            "improved_rate": sum(r.improves for r in ok) / n,
             "mean_speedup": statistics.fmean(speedups) if speedups else float("nan"),
             "best_speedup": max(speedups) if speedups else float("nan"),
             "reward_mean": statistics.fmean(rewards) if rewards else float("nan"),
