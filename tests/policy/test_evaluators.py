@@ -1,12 +1,15 @@
-"""Evaluators: the dispatch logic with scripted lanes (milliseconds), then a real local Ray instance
-(2 CPUs, no dashboard) against the local pool on tiny CPU tasks: a correct rewrite, a wrong one, a crash.
+"""Evaluators: the dispatch logic with scripted lanes (milliseconds), the actor body without Ray (two
+drivers' chunks), then a real local Ray instance (3 CPUs, no dashboard) against the local pool on tiny CPU
+tasks: a correct rewrite, a wrong one, a crash; two ranks of a run sharing rank 0's actors (in one process
+here; tests/policy/test_shared_ray_pool.py runs two under accelerate launch).
 
 The Ray tests share one module-scoped RayEvaluator, which starts Ray itself, and run in file order: the
 last ones kill its actors and close it. They are marked slow: each pair starts a worker that imports torch
-(~4 CPU-s), so on 2 cores the file takes 70 s or more, most of it in those Ray tests."""
+(~4 CPU-s), so on 2 cores the file takes about 80 s, most of it in those Ray tests."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -24,6 +27,7 @@ from cudal1.policy.evaluators import (
     _ActorLost,
     _ChunkFailed,
     _dispatch,
+    _PoolActor,
     actor_options,
     make_evaluator,
 )
@@ -115,6 +119,8 @@ def test_actor_options_ask_one_gpu_per_actor_on_cuda():
     assert actor_options(EvalConfig(device="cuda:3"))["num_gpus"] == 1
     assert "num_gpus" not in actor_options(EvalConfig(device="cpu"))
     assert actor_options(EvalConfig())["max_restarts"] == 0  # the driver re-queues, Ray does not re-run
+    # a poll and a call in flight per driver: 8 ranks sharing an actor never wait for a thread
+    assert actor_options(EvalConfig(), drivers=8)["max_concurrency"] >= 16
 
 
 def test_make_evaluator_picks_ray_only_with_an_address(monkeypatch, fast):
@@ -126,6 +132,31 @@ def test_make_evaluator_picks_ray_only_with_an_address(monkeypatch, fast):
     make_evaluator(fast, ray_address="")
     assert made == [("ray", {"address": "auto", "store": None, "num_actors": 2}),
                     ("local", {"store": None, "cpu_lanes": 2}), ("local", {"store": None})]
+
+
+@pytest.mark.slow
+def test_pool_actor_keeps_each_drivers_chunks_apart(fast):
+    """The actor body without Ray: chunks of two drivers, queued at once, each polled by its own ticket."""
+    actor = _PoolActor(json.dumps(fast.to_dict()), cpu_lanes=1)
+    a = actor.start([[TASK.to_json(), cand("correct_rewrite").to_json()]])
+    b = actor.start([[TASK.to_json(), cand("wrong_values").to_json()], [TASK.to_json(), cand("segfault").to_json()]])
+    assert a != b
+
+    def drain(ticket: int) -> list[list]:
+        items: list[list] = []
+        while not items or items[-1][0] == "result":
+            items += actor.results(ticket, 30.0)
+        return items
+
+    got_b, got_a = drain(b), drain(a)  # b polled first: a's results wait in a's queue meanwhile
+    assert [(k, i) for k, i, _ in got_a] == [("result", 0), ("done", -1)]
+    assert EvalResult.from_json(got_a[0][2]).status == "ok"
+    assert sorted(i for k, i, _ in got_b if k == "result") == [0, 1] and got_b[-1][0] == "done"
+    statuses = {i: EvalResult.from_json(t).status for k, i, t in got_b if k == "result"}
+    assert statuses == {0: "incorrect", 1: "runtime_error"}
+    (kind, _, why), = actor.results(a, 0.1)  # a finished chunk is forgotten
+    assert kind == "error" and "no chunk" in why
+    actor._pool.close()
 
 
 # -- a real local Ray instance ---------------------------------------------------------------------
@@ -167,6 +198,32 @@ def test_ray_matches_local_keeps_order_and_stores_as_results_arrive(ray_ev, stor
         assert [r.status for r in local.evaluate(pairs)] == [r.status for r in got]
     with pytest.raises(RuntimeError, match="closed"):
         local.evaluate(pairs)
+
+
+@pytest.mark.slow
+def test_ranks_share_rank_0s_actors(ray_ev, fast):
+    """Two ranks of one run, here in one process: rank 1 uses rank 0's named actor, never starts its own."""
+    share = {"world_size": 2, "pool_name": "test-share"}
+    owner = RayEvaluator(fast, num_actors=1, rank=0, release_timeout_s=60, **share)
+    try:
+        assert owner.share.owner and owner.share.namespace.startswith("cudal1-pool-")
+        with pytest.raises(RuntimeError, match="already running.*another pool_name"):  # a second rank 0
+            RayEvaluator(fast, num_actors=1, rank=0, **share)
+        with pytest.raises(ValueError, match="differs from that of rank 0.*time_budget_s"):
+            RayEvaluator(fast.replace(time_budget_s=1.0), rank=1, **share)
+        free = ray.available_resources().get("CPU", 0)
+        with RayEvaluator(fast, rank=1, **share) as other:
+            assert not other.share.owner and other.actor_info == owner.actor_info
+            assert ray.available_resources().get("CPU", 0) == free  # no actor of its own
+            (res,) = other.evaluate([(TASK, cand("correct_rewrite"))], run="rank1")
+            assert res.status == "ok", res.reason
+        assert ray.get(owner.actors[0].info.remote(), timeout=30) == owner.actor_info[0]  # rank 1 left it alive
+    finally:
+        t0 = time.monotonic()
+        owner.close()
+    assert time.monotonic() - t0 < 30  # rank 1 had closed: no wait for it
+    with pytest.raises(RuntimeError, match="did not appear within 1 s.*rank 0's log"):
+        RayEvaluator(fast, rank=1, attach_timeout_s=1, **share)
 
 
 @pytest.mark.slow

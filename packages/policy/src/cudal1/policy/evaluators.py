@@ -16,6 +16,15 @@ Two evaluators share one protocol (:class:`Evaluator`):
   driver stores it at once: the store is a local SQLite file that actors never touch. Tasks, candidates
   and results cross the process boundary as JSON strings (their ``to_json``/``from_json``).
 
+Several training processes (``accelerate launch``/``torchrun``: ``WORLD_SIZE`` > 1, ``RANK``) share one
+pool: rank 0 creates the actors as named actors in a Ray namespace derived from the run (its store path,
+or ``pool_name``/``$CUDAL1_RAY_POOL``) and publishes them; every other rank waits for them, looks them up
+by name and submits its own pairs; no rank but 0 creates an actor. An actor queues the chunks of all
+ranks and runs them one at a time (a GPU never times two candidates at once); each rank's driver stores
+the results it received. Rank 0's ``close()`` waits for the other ranks' before it kills the actors. The
+ranks must join one Ray cluster (an address such as ``"auto"``, not a local instance each); details in
+:mod:`cudal1.policy.shared_pool`. ``world_size=1`` gives a process actors of its own.
+
 Failures: pairs of an actor that dies go back to the queue once and run on the other actors; a pair that
 loses a second actor, or finds none left, ends the call with :class:`EvaluatorError`, after every other
 pair has finished; results measured before that are already in the store and are not re-run.
@@ -37,10 +46,13 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from cudal1.harness import Candidate, EvalConfig, EvalPool, EvalResult, ResultStore, Task
+
+from . import shared_pool
 
 Pair = tuple[Task, Candidate]
 _POLL_S = 5.0  # how long one long poll of an actor waits for results (s)
@@ -112,54 +124,74 @@ class LocalEvaluator(_Closable):
         super().close()
 
 
-def actor_options(config: EvalConfig) -> dict[str, Any]:
+def actor_options(config: EvalConfig, drivers: int = 1) -> dict[str, Any]:
     """Ray resources and restart policy of one evaluation actor: one GPU on a CUDA config, one CPU always;
-    never restarted by Ray (the driver re-queues a dead actor's pairs itself)."""
-    opts: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "max_task_retries": 0}
+    never restarted by Ray (the driver re-queues a dead actor's pairs itself); threads enough for
+    ``drivers`` processes (the ranks sharing it) to each have a long poll and a call in flight."""
+    opts: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "max_task_retries": 0,
+                            "max_concurrency": 2 * max(1, drivers) + 2}
     if config.is_cuda:
         opts["num_gpus"] = 1
     return opts
 
 
 class _PoolActor:
-    """Body of one Ray actor: an EvalPool fed chunks of pairs as JSON, results polled back as JSON."""
+    """Body of one Ray actor: an EvalPool fed chunks of pairs as JSON, results polled back as JSON.
+
+    Several drivers (the ranks of a run) may use one actor: each chunk gets a ticket and its own result
+    queue, and one thread runs the chunks in arrival order, never two at once on one device. The actor is
+    threaded (``max_concurrency``), so one driver's long poll does not hold up another's calls."""
 
     def __init__(self, config_json: str, cpu_lanes: int) -> None:
         self._pool = EvalPool(EvalConfig.from_dict(json.loads(config_json)), cpu_lanes=cpu_lanes, keep_warm=True)
-        self._queue: queue.Queue[list[Any]] = queue.Queue()
-        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._work: queue.Queue[tuple[int, list[Pair]]] = queue.Queue()
+        self._out: dict[int, queue.Queue[list[Any]]] = {}
+        self._next = 0
+        threading.Thread(target=self._serve, daemon=True).start()
 
     def info(self) -> dict[str, Any]:
         return {"host": socket.gethostname(), "pid": os.getpid(), "lanes": len(self._pool.lanes),
                 "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
 
-    def start(self, chunk: list[list[str]]) -> None:
-        """Begin evaluating ``[[task_json, candidate_json], ...]`` in the background."""
-        if self._thread is not None:
-            self._thread.join()  # never time two chunks at once on one device
+    def start(self, chunk: list[list[str]]) -> int:
+        """Queue ``[[task_json, candidate_json], ...]`` for evaluation; returns the chunk's ticket."""
         pairs = [(Task.from_json(t), Candidate.from_json(c)) for t, c in chunk]
-        q: queue.Queue[list[Any]] = queue.Queue()
-        self._queue = q
+        with self._lock:
+            ticket, self._next = self._next, self._next + 1
+            self._out[ticket] = queue.Queue()
+        self._work.put((ticket, pairs))
+        return ticket
 
-        def work() -> None:
+    def _serve(self) -> None:
+        while True:
+            ticket, pairs = self._work.get()
+            with self._lock:
+                q = self._out[ticket]
             try:
-                self._pool.map(pairs, on_result=lambda i, r: q.put(["result", i, r.to_json()]))
+                self._pool.map(pairs, on_result=lambda i, r, q=q: q.put(["result", i, r.to_json()]))
                 q.put(["done", -1, ""])
             except BaseException as e:  # noqa: BLE001 - reported to the driver
                 q.put(["error", -1, f"{type(e).__name__}: {e}"])
 
-        self._thread = threading.Thread(target=work, daemon=True)
-        self._thread.start()
-
-    def results(self, wait_s: float) -> list[list[Any]]:
-        """``[kind, index, text]`` items finished since the last call; waits up to ``wait_s`` for the first."""
+    def results(self, ticket: int, wait_s: float) -> list[list[Any]]:
+        """``[kind, index, text]`` items of chunk ``ticket`` finished since the last call; waits up to
+        ``wait_s`` for the first. The ``done`` or ``error`` item ends the chunk."""
+        with self._lock:
+            q = self._out.get(ticket)
+        if q is None:
+            return [["error", -1, f"this actor has no chunk {ticket} (already finished)"]]
         items: list[list[Any]] = []
         try:
-            items.append(self._queue.get(timeout=wait_s))
+            items.append(q.get(timeout=wait_s))
             while True:
-                items.append(self._queue.get_nowait())
+                items.append(q.get_nowait())
         except queue.Empty:
-            return items
+            pass
+        if any(kind != "result" for kind, _, _ in items):
+            with self._lock:
+                self._out.pop(ticket, None)
+        return items
 
 
 class _ActorLost(Exception):
@@ -237,25 +269,43 @@ def _dispatch(lanes: Mapping[int, Lane], todo: Sequence[int], on_result: Callabl
 
 
 class RayEvaluator(_Closable):
-    """Evaluates on Ray actors, one EvalPool each (see the module docstring).
+    """Evaluates on Ray actors, one EvalPool each, shared by the ranks of a run (see the module docstring).
 
     Args:
         config: evaluation settings (``cuda:N`` counts as ``cuda``: each actor uses the GPU Ray gives it).
         address: ``"auto"``, ``"ray://host:10001"``, or None to start a local instance (unless Ray is
             already initialised in this process: then that one is used, and left running by ``close()``).
         store: results store on this machine; the driver reads finished pairs back and adds new results.
-        num_actors: actors to start (default: one per cluster GPU on a CUDA config, 1 on a CPU config).
+        num_actors: actors to start (default: one per cluster GPU on a CUDA config, 1 on a CPU config);
+            only rank 0 starts actors, the others use rank 0's.
         cpu_lanes: CPU lanes per actor's pool (CPU config).
         init_kwargs: extra ``ray.init`` arguments when this object initialises Ray (e.g. ``num_cpus``).
         start_timeout_s: seconds to wait for every actor to be placed and to build its pool.
+        world_size, rank: the processes of the run and this one's place (default ``$WORLD_SIZE``, ``$RANK``
+            as accelerate/torchrun set them); with ``world_size > 1`` all ranks share rank 0's actors
+            (:mod:`cudal1.policy.shared_pool`). ``world_size=1`` gives this process actors of its own.
+        pool_name: what names the shared pool (default ``$CUDAL1_RAY_POOL``, else the store's path, else
+            ``$MASTER_ADDR:$MASTER_PORT``); the same on every rank of a run, different between runs.
+        attach_timeout_s: how long a rank other than 0 waits for rank 0's pool to be ready.
+        release_timeout_s: how long rank 0's ``close()`` waits for the other ranks to close theirs before
+            it kills the actors.
     Attributes:
-        startup_s: ``{"ray_init": s, "actors": s}``; actor_info: host, pid, visible GPU of each actor.
+        startup_s: ``{"ray_init": s, "actors": s}``; actor_info: host, pid, visible GPU of each actor;
+        share: this process's :class:`~cudal1.policy.shared_pool.PoolShare` (rank, namespace, owner).
     """
 
     def __init__(self, config: EvalConfig, *, address: str | None = None, store: ResultStore | None = None,
                  num_actors: int | None = None, cpu_lanes: int = 1, init_kwargs: Mapping[str, Any] | None = None,
-                 start_timeout_s: float = 300.0) -> None:
+                 start_timeout_s: float = 300.0, world_size: int | None = None, rank: int | None = None,
+                 pool_name: str | None = None, attach_timeout_s: float = 600.0,
+                 release_timeout_s: float = 300.0) -> None:
         self.config, self.store, self.cpu_lanes = config, store, max(1, cpu_lanes)
+        self.share = shared_pool.pool_share(world_size=world_size, rank=rank, pool_name=pool_name,
+                                            store_path=store.path if store is not None else None)
+        self.release_timeout_s = release_timeout_s
+        self._ray: Any = None
+        self._actors: dict[int, Any] = {}
+        self._manifest: Any = None
         local = address in (None, "local")
         if local and "ray" not in sys.modules:  # see the module docstring
             os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
@@ -266,11 +316,35 @@ class RayEvaluator(_Closable):
                               " or give no Ray address to evaluate on this machine") from e
         self._ray, t0 = ray, time.monotonic()
         self._owns_ray = not ray.is_initialized()
+        if self.share.shared and self._owns_ray and (address == "local" or (address is None
+                                                                           and not os.environ.get("RAY_ADDRESS"))):
+            raise ValueError(f"{self.share.world_size} processes (WORLD_SIZE) share one Ray evaluation pool, which "
+                             "needs a Ray cluster they all join, not a local instance per process: start one "
+                             "(`ray start --head`) and give its address (recipe `eval.ray_address: auto`), or pass "
+                             "world_size=1 to give each process actors of its own")
         if self._owns_ray:
             ray.init(address=address, **{**({"include_dashboard": False} if local else {}), **(init_kwargs or {})})
         self.startup_s = {"ray_init": time.monotonic() - t0}
-        self._actors: dict[int, Any] = {}
-        opts = actor_options(config)
+        t1 = time.monotonic()
+        try:
+            if self.share.owner:
+                infos = self._start_actors(num_actors, start_timeout_s)
+            else:
+                infos = self._attach(attach_timeout_s)
+        except BaseException:
+            self.close()
+            raise
+        self.startup_s["actors"] = time.monotonic() - t1
+        self.actor_info: dict[int, dict[str, Any]] = infos
+
+    def _actor_config(self) -> EvalConfig:
+        return self.config.replace(device="cuda") if self.config.is_cuda else self.config
+
+    def _start_actors(self, num_actors: int | None, start_timeout_s: float) -> dict[int, dict[str, Any]]:
+        """Rank 0 (or a process alone): create the actors, wait until each has its pool; publish them to the
+        other ranks when shared."""
+        ray, config = self._ray, self.config
+        opts = actor_options(config, drivers=self.share.world_size)
         try:
             gpus = int(ray.cluster_resources().get("GPU", 0))
             if config.is_cuda and (gpus == 0 or (num_actors or 0) > gpus):
@@ -278,25 +352,41 @@ class RayEvaluator(_Closable):
                                    f"but the Ray cluster has {gpus} GPU(s); start Ray nodes with GPUs "
                                    "(`ray start --num-gpus N`), lower num_actors, or use device 'cpu'")
             n = num_actors if num_actors is not None else (gpus if config.is_cuda else 1)
-            actor_cfg = config.replace(device="cuda") if config.is_cuda else config
-            cls = ray.remote(_PoolActor).options(**opts)
-            self._actors = {k: cls.remote(json.dumps(actor_cfg.to_dict()), cpu_lanes) for k in range(max(1, n))}
-            t1 = time.monotonic()
+            config_json = json.dumps(self._actor_config().to_dict())
+            cls = ray.remote(_PoolActor)
+            for k in range(max(1, n)):
+                try:
+                    self._actors[k] = cls.options(**opts, **shared_pool.named_options(self.share, k)).remote(
+                        config_json, self.cpu_lanes)
+                except ValueError as e:  # the name is taken
+                    raise shared_pool.name_taken(self.share, str(e)) from e
             infos = ray.get([a.info.remote() for a in self._actors.values()], timeout=start_timeout_s)
         except ray.exceptions.GetTimeoutError:
-            msg = (f"{len(self._actors)} Ray evaluation actor(s) did not start within {start_timeout_s:g} s; each "
-                   f"asks for {opts} and the cluster has {ray.cluster_resources()}: free resources, lower "
-                   "num_actors or raise start_timeout_s")
-            self.close()
-            raise RuntimeError(msg) from None
-        except BaseException as e:
-            self.close()
-            if isinstance(e, ray.exceptions.RayError):
-                raise RuntimeError(f"a Ray evaluation actor failed to start: {e}; check that cudal1 is installed "
-                                   "on every node and that the config's device exists there") from e
-            raise
-        self.startup_s["actors"] = time.monotonic() - t1
-        self.actor_info: dict[int, dict[str, Any]] = dict(zip(self._actors, infos, strict=True))
+            raise RuntimeError(f"{len(self._actors)} Ray evaluation actor(s) did not start within {start_timeout_s:g}"
+                               f" s; each asks for {opts} and the cluster has {ray.cluster_resources()}: free "
+                               "resources, lower num_actors or raise start_timeout_s") from None
+        except ray.exceptions.RayError as e:
+            raise RuntimeError(f"a Ray evaluation actor failed to start: {e}; check that cudal1 is installed "
+                               "on every node and that the config's device exists there") from e
+        info = dict(zip(self._actors, infos, strict=True))
+        if self.share.shared:
+            members = [{"k": k, "name": shared_pool.actor_name(k), "info": info[k]} for k in self._actors]
+            self._manifest = shared_pool.publish(ray, self.share, members, config_json)
+        return info
+
+    def _attach(self, timeout_s: float) -> dict[int, dict[str, Any]]:
+        """A rank other than 0: use rank 0's published actors (after checking that its config is ours)."""
+        mine = self._actor_config().to_dict()
+        self._manifest, pool, self._actors = shared_pool.attach(self._ray, self.share, timeout_s)
+        theirs = json.loads(pool["config"])
+        if theirs != mine:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            shown = ", ".join(f"{k}: {theirs.get(k)!r} (rank 0) vs {mine.get(k)!r}" for k in diff)
+            raise ValueError(f"rank {self.share.rank}'s EvalConfig differs from that of rank 0's Ray pool ({shown}); "
+                             "give every rank of the run the same eval settings")
+        info = {int(m["k"]): m["info"] for m in pool["members"] if int(m["k"]) in self._actors}
+        self.cpu_lanes = min(i["lanes"] for i in info.values())  # chunks as large as the pool's lanes
+        return info
 
     @property
     def actors(self) -> list[Any]:
@@ -308,9 +398,9 @@ class RayEvaluator(_Closable):
 
         def lane(chunk: list[int], on_result: Callable[[int, EvalResult], None]) -> None:
             try:
-                ray.get(actor.start.remote([[pairs[i][0].to_json(), pairs[i][1].to_json()] for i in chunk]))
+                ticket = ray.get(actor.start.remote([[pairs[i][0].to_json(), pairs[i][1].to_json()] for i in chunk]))
                 while True:
-                    for kind, j, text in ray.get(actor.results.remote(_POLL_S)):
+                    for kind, j, text in ray.get(actor.results.remote(ticket, _POLL_S)):
                         if kind == "result":
                             on_result(chunk[j], EvalResult.from_json(text))
                         elif kind == "error":
@@ -357,35 +447,57 @@ class RayEvaluator(_Closable):
                              "create a new RayEvaluator.", results)
 
     def close(self, wait_s: float = 30.0) -> None:
-        """Kill the actors (their pools with them) and wait, up to ``wait_s`` seconds, until Ray reports them
-        dead (``ray.kill`` itself returns before the actor is gone); shut Ray down if this object initialised
+        """Stop using the actors. A rank other than 0 only tells rank 0 it is done. Rank 0 (or a process
+        alone) first waits, up to ``release_timeout_s``, until the other ranks have closed theirs, then kills
+        the actors (their pools with them) and waits, up to ``wait_s`` seconds, until Ray reports them dead
+        (``ray.kill`` itself returns before the actor is gone). Ray is shut down if this object initialised
         it."""
-        actors = list(self._actors.values())
+        ray = self._ray
+        if ray is None or self._closed:
+            self._actors = {}
+            super().close()
+            return
+        if self.share.shared and not self.share.owner:
+            if self._manifest is not None and ray.is_initialized():
+                with contextlib.suppress(Exception):  # rank 0 gone already: nothing to tell
+                    ray.get(self._manifest.detach.remote(self.share.rank), timeout=wait_s)
+            actors = []
+        else:
+            if self._manifest is not None:
+                left = shared_pool.release(ray, self._manifest, self.release_timeout_s)
+                if left:
+                    warnings.warn(f"rank(s) {left} did not close their RayEvaluator within {self.release_timeout_s:g}"
+                                  " s; killing the shared Ray evaluation pool anyway", RuntimeWarning, stacklevel=2)
+                with contextlib.suppress(Exception):
+                    ray.kill(self._manifest, no_restart=True)
+            actors = list(self._actors.values())
         for actor in actors:
             with contextlib.suppress(Exception):  # already gone
-                self._ray.kill(actor, no_restart=True)
+                ray.kill(actor, no_restart=True)
         deadline = time.monotonic() + wait_s
-        for actor in actors if self._ray.is_initialized() else []:
+        for actor in actors if ray.is_initialized() else []:
             while time.monotonic() < deadline:
                 try:
-                    self._ray.get(actor.info.remote(), timeout=max(0.1, min(2.0, deadline - time.monotonic())))
-                except self._ray.exceptions.RayActorError:
+                    ray.get(actor.info.remote(), timeout=max(0.1, min(2.0, deadline - time.monotonic())))
+                except ray.exceptions.RayActorError:
                     break  # dead
-                except self._ray.exceptions.GetTimeoutError:
+                except ray.exceptions.GetTimeoutError:
                     continue  # busy or still shutting down: ask again
                 except Exception:  # noqa: BLE001 - Ray itself failing: nothing left to wait for
                     break
                 time.sleep(0.1)
-        self._actors = {}
-        if self._owns_ray and not self._closed and self._ray.is_initialized():
-            self._ray.shutdown()
+        self._actors, self._manifest = {}, None
+        if self._owns_ray and ray.is_initialized():
+            ray.shutdown()
         super().close()
 
 
 def make_evaluator(config: EvalConfig, *, ray_address: str | None = None, store: ResultStore | None = None,
                    **kw: Any) -> Evaluator:
     """A :class:`RayEvaluator` when ``ray_address`` is given (``"local"`` starts a local instance), else a
-    :class:`LocalEvaluator`; ``kw`` goes to the chosen class (``gpus``/``cpu_lanes`` or ``num_actors`` ...)."""
+    :class:`LocalEvaluator`; ``kw`` goes to the chosen class (``gpus``/``cpu_lanes`` or ``num_actors``,
+    ``world_size``, ``rank``, ``pool_name`` ...). Under a multi-process launcher every rank calls this with
+    the same arguments: the Ray evaluators of a run then share rank 0's actors (``$WORLD_SIZE``/``$RANK``)."""
     if ray_address:
         return RayEvaluator(config, address=ray_address, store=store, **kw)
     return LocalEvaluator(config, store=store, **kw)
