@@ -38,11 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     from cudal1.policy.evaluators import make_evaluator
     from cudal1.policy.pipeline import eval_config
     from cudal1.policy.recipe import RecipeError, load_recipe
-    from cudal1.policy.tasks import TaskSelectionError, select_tasks
+    from cudal1.policy.tasks import TaskSelectionError, train_and_held_out
 
     try:
         recipe = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
-        tasks = select_tasks(recipe.tasks.suite, recipe.tasks.names, recipe.tasks.sizes)
+        tasks, _held = train_and_held_out(recipe.tasks, recipe.evaluation.names)  # held-out tasks: never collected
         teachers = [make_backend(spec) for spec in args.teacher]
     except (RecipeError, TaskSelectionError, ValueError) as e:
         print(f"collect_sft: {e}", file=sys.stderr)
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     store = ResultStore(args.store or str(out) + ".results.sqlite")
-    cfg = eval_config(recipe.eval)
+    cfg = eval_config(recipe)
     with make_evaluator(cfg, ray_address=recipe.eval.ray_address, store=store) as evaluator:
         report = collect(tasks, teachers, evaluator.evaluate, out, max_attempts=args.max_attempts,
                          successes=args.successes,

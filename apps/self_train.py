@@ -34,12 +34,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     model, tok, _ = load_policy(recipe.policy, seed=recipe.seed)
     store = ResultStore(run.store_path)
-    with make_evaluator(eval_config(recipe.eval), ray_address=recipe.eval.ray_address, store=store) as ev:
+    with make_evaluator(eval_config(recipe, recipe.self_train.harness), ray_address=recipe.eval.ray_address, store=store) as ev:
         model = self_train(model, tok, recipe, tasks, store, ev.evaluate, run)
     model.save_pretrained(str(run.checkpoint))
     tok.save_pretrained(str(run.checkpoint))
     for e in run.events("self_train"):
-        print(f"round {e['round']}: {e['samples']} samples, {e['with_code']} with code, {e['verified']} verified")
+        print(f"round {e['round']}: {e['samples']} samples, {e['with_code']} with code, {e['correct']} correct, {e['kept']} kept "
+              f"(real improvements, new)")
     print(f"checkpoint {run.checkpoint}")
     return 0
 

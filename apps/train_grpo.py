@@ -1,11 +1,13 @@
-"""cudal1's main job: train a CUDA-optimizing policy (stage-1 SFT on the seed data, then contrastive GRPO
-with harness rewards) from a recipe in apps/configs/.
+"""cudal1's main job: train a CUDA-optimizing policy (stage-1 SFT on the seed data, stage-2 self-training,
+stage-3 contrastive GRPO with harness rewards; the held-out evaluation before training and after each stage)
+from a recipe in apps/configs/.
 
     uv run apps/train_grpo.py                                  # the default recipe (CPU or GPU)
     uv run apps/train_grpo.py --recipe default grpo.rounds=3 policy.lora=true
     uv run apps/train_grpo.py --resume runs/20261122-170000    # continue an interrupted run
 
-Writes runs/<timestamp>/ (config.yaml, metrics.jsonl, results.sqlite, checkpoint/, summary.md) and prints
+Writes runs/<timestamp>/ (config.yaml, metrics.jsonl, completions.jsonl, results.sqlite, evaluation/,
+checkpoint/, summary.md) and prints
 the summary. Multi-GPU: see the README (accelerate launch with a deepspeed ZeRO config).
 """
 

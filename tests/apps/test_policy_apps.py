@@ -11,9 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["policy.model=tiny", "tasks.names=[relu]", "tasks.sizes={relu: {BATCH: 8, DIM: 64}}",
-        "eval.device=cpu", "eval.trials=2", "eval.time_budget_s=0.05", "eval.min_rounds=5", "eval.max_rounds=10",
-        "eval.attempts=1", "eval.cpu_threads=1", "sft.max_steps=1", "sft.max_length=1024",
-        "grpo.rounds=1", "grpo.steps_per_round=1", "grpo.num_generations=2", "grpo.max_completion_length=8",
+        "eval.device=cpu", "eval.harness.trials=2", "eval.harness.time_budget_s=0.05", "eval.harness.min_rounds=5",
+        "eval.harness.max_rounds=10", "eval.harness.attempts=1", "eval.harness.cpu_threads=1", "sft.max_steps=1",
+        "sft.max_length=1024", "self_train.enabled=false", "evaluation.enabled=false",
+        "grpo.rounds=1", "grpo.prompts_per_task=1", "grpo.num_generations=2", "grpo.max_completion_length=8",
         "self_train.samples_per_task=1", "self_train.max_new_tokens=8"]
 
 

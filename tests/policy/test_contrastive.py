@@ -5,10 +5,16 @@ from __future__ import annotations
 import random
 
 from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore
-from cudal1.policy.contrastive import build_prompt_rows, exemplars_from_store
+from cudal1.policy.contrastive import build_prompt_rows, exemplars_from_store, worth_showing
 from cudal1.policy.tasks import select_tasks
 
 CFG = EvalConfig()
+
+
+def R(task: str, status: str, speedup: float | None, task_hash: str, flags: tuple[str, ...] = ()) -> EvalResult:
+    """A stored result; an ok one with a +-1% interval (its speedup counts)."""
+    ci = (0.99 * speedup, 1.01 * speedup) if speedup is not None else None
+    return EvalResult(task=task, status=status, speedup=speedup, speedup_ci=ci, flags=flags, task_hash=task_hash)
 
 
 def code(i: int) -> str:
@@ -20,14 +26,14 @@ def test_exemplars_come_from_this_tasks_results(tmp_path):
     store = ResultStore(tmp_path / "r.sqlite")
     full_relu = select_tasks("builtin", ["relu"])[0]
     for i, (status, sp) in enumerate([("ok", 1.5), ("incorrect", None), ("ok", 3.0)]):
-        store.add(EvalResult(task="relu", status=status, speedup=sp, task_hash=relu.hash), relu,
+        store.add(R("relu", status, sp, relu.hash), relu,
                   Candidate(code(i), "relu"), CFG)
     # the same source measured again: only its newest measurement counts
-    store.add(EvalResult(task="relu", status="ok", speedup=1.7, task_hash=relu.hash), relu, Candidate(code(0), "relu"), CFG)
+    store.add(R("relu", "ok", 1.7, relu.hash), relu, Candidate(code(0), "relu"), CFG)
     # the full-size relu (another task hash) and another task: not exemplars of the resized relu
-    store.add(EvalResult(task="relu", status="ok", speedup=9.0, task_hash=full_relu.hash), full_relu,
+    store.add(R("relu", "ok", 9.0, full_relu.hash), full_relu,
               Candidate(code(9), "relu"), CFG)
-    store.add(EvalResult(task="softmax", status="ok", speedup=2.0, task_hash=softmax.hash), softmax,
+    store.add(R("softmax", "ok", 2.0, softmax.hash), softmax,
               Candidate(code(5), "softmax"), CFG)
     ex = exemplars_from_store(store, relu)
     assert [(e.status, e.score) for e in ex] == [("incorrect", None), ("ok", 3.0), ("ok", 1.7)]
@@ -50,7 +56,7 @@ def test_no_success_yet_shows_the_reference_and_budget_trims(tmp_path):
     assert rows[0]["exemplars"] == 1 and "class ModelNew" in rows[0]["prompt"][0]["content"]
     assert "score 1.00" in rows[0]["prompt"][0]["content"]
     for i in range(2):
-        store.add(EvalResult(task="relu", status="ok", speedup=1.0 + i, task_hash=relu.hash), relu,
+        store.add(R("relu", "ok", 1.0 + i, relu.hash), relu,
                   Candidate(code(i) * 50, "relu"), CFG)
     from cudal1.prompts import render_contrastive
 
@@ -69,7 +75,7 @@ def test_flagged_successes_are_not_shown_as_examples(tmp_path):
     rows_in = [("ok", 5.0, ("reduced_precision",)), ("ok", 4.0, ("exception_fallback", "uses_custom_kernel")),
                ("ok", 1.2, ("uses_custom_kernel", "timing_unstable")), ("incorrect", None, ())]
     for i, (status, sp, flags) in enumerate(rows_in):
-        store.add(EvalResult(task="relu", status=status, speedup=sp, flags=flags, task_hash=relu.hash), relu,
+        store.add(R("relu", status, sp, relu.hash, flags), relu,
                   Candidate(code(i + 10), "relu"), CFG)
     rows = build_prompt_rows(store, [relu], n=3, tau=1.0, bucket_width=0.25, rng=random.Random(0),
                              count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=3)
@@ -77,3 +83,23 @@ def test_flagged_successes_are_not_shown_as_examples(tmp_path):
         text = row["prompt"][0]["content"]
         assert "x * 12" in text and "x * 10" not in text and "x * 11" not in text
         assert row["exemplars"] == 1
+
+
+def test_copies_are_not_shown_and_an_improvement_is_in_every_prompt_once_it_exists(tmp_path):
+    (relu,) = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 4}})
+    store = ResultStore(tmp_path / "r.sqlite")
+    store.add(R("relu", "ok", 1.0, relu.hash, ("same_as_reference",)), relu, Candidate(code(20), "relu"), CFG)
+    noisy = EvalResult(task="relu", status="ok", speedup=1.04, speedup_ci=(0.97, 1.1), task_hash=relu.hash)
+    store.add(noisy, relu, Candidate(code(21), "relu"), CFG)
+    for i in range(6):  # many slow rewrites: a draw of one exemplar would mostly show one of them
+        store.add(R("relu", "ok", 0.5 + 0.05 * i, relu.hash), relu, Candidate(code(30 + i), "relu"), CFG)
+    ex = {e.code: e.score for e in exemplars_from_store(store, relu, worth_showing)}
+    assert code(20) not in ex  # the reference handed back is no exemplar
+    assert ex[code(21)] == 1.0  # a 1.04x whose interval reaches below 1 is shown at parity
+    rows = build_prompt_rows(store, [relu], n=1, tau=1.0, bucket_width=0.25, rng=random.Random(0),
+                             count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=8)
+    assert not any("x * 22" in r["prompt"][0]["content"] for r in rows)
+    store.add(R("relu", "ok", 1.3, relu.hash), relu, Candidate(code(22), "relu"), CFG)
+    rows = build_prompt_rows(store, [relu], n=1, tau=1.0, bucket_width=0.25, rng=random.Random(0),
+                             count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=8)
+    assert all("x * 22" in r["prompt"][0]["content"] for r in rows)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cudal1.harness import EvalConfig, ResultStore
+from cudal1.harness import EvalConfig, EvalResult, ResultStore
 from cudal1.policy.collection import collect
 from cudal1.policy.evaluators import LocalEvaluator
 from cudal1.policy.pipeline import train
@@ -79,10 +79,12 @@ def tiny_recipe(**over) -> Recipe:
     data = {
         "name": "test", "policy": {"model": "tiny"},
         "tasks": {"suite": "builtin", "names": ["relu", "softmax"], "sizes": SIZES},
-        "eval": {"device": "cpu", "trials": 2, "time_budget_s": 0.05, "min_rounds": 5, "max_rounds": 10,
-                 "attempts": 1, "cpu_threads": 1},
+        "eval": {"device": "cpu", "harness": {"trials": 2, "time_budget_s": 0.05, "min_rounds": 5, "max_rounds": 10,
+                                              "attempts": 1, "cpu_threads": 1}},
         "sft": {"max_steps": 2, "grad_accum": 1, "max_length": 1024},
-        "grpo": {"rounds": 1, "steps_per_round": 2, "num_generations": 2, "max_completion_length": 16,
+        "self_train": {"enabled": False},
+        "evaluation": {"enabled": False},
+        "grpo": {"rounds": 1, "prompts_per_task": 1, "num_generations": 2, "max_completion_length": 16,
                  "prompt_budget_tokens": 4096},
     }
     for k, v in over.items():
@@ -132,24 +134,35 @@ def test_self_training_round(tmp_path, tasks):
     with LocalEvaluator(FAST, store=store) as ev:
         self_train(model, tok, recipe, tasks, store, ev.evaluate, run)
     (e,) = run.events("self_train")
-    assert e["samples"] == 4 and e["verified"] <= e["with_code"] <= 4
+    assert e["samples"] == 4 and e["kept"] <= e["correct"] <= e["with_code"] <= 4
     assert run.state()["self_train_rounds_done"] == 1
 
 
-def test_self_training_fine_tunes_on_its_verified_outputs(tmp_path, tasks, monkeypatch):
-    """The policy's samples are scripted (a tiny random model writes no code): per task one correct and one
-    wrong solution; only the verified ones become SFT examples."""
+def test_self_training_fine_tunes_only_on_real_new_improvements(tmp_path, tasks, monkeypatch):
+    """The policy's samples are scripted (a tiny random model writes no code), and so are their measurements
+    (the selection rule is under test, not the CPU's timing): per task a real improvement, the same code again,
+    a correct rewrite at parity, a copy of the reference, a flagged speedup and a wrong answer; only the first
+    becomes an SFT example."""
     from cudal1.policy import self_training
     from cudal1.policy.loading import load_policy
 
-    right = {"relu": RIGHT, "softmax": RIGHT.replace("x.clamp_min(0)", "torch.softmax(x, dim=-1)")}
+    variants = {  # code -> its scripted measurement
+        RIGHT: dict(status="ok", speedup=1.3, speedup_ci=(1.2, 1.4)),
+        RIGHT.replace("x.clamp_min(0)", "x.clamp(min=0)"): dict(status="ok", speedup=1.02, speedup_ci=(0.97, 1.08)),
+        RIGHT.replace("x.clamp_min(0)", "torch.relu(x)"): dict(status="ok", speedup=1.0, speedup_ci=(0.98, 1.02),
+                                                            flags=("same_as_reference",)),
+        RIGHT.replace("x.clamp_min(0)", "x.half().clamp_min(0).float()"): dict(
+            status="ok", speedup=1.9, speedup_ci=(1.8, 2.0), flags=("reduced_precision",)),
+        WRONG: dict(status="incorrect"),
+    }
+    order = [RIGHT, RIGHT, *list(variants)[1:]]
 
     def scripted(self, prompts, params):
-        out = []
-        for p in prompts:
-            name = "softmax" if "Softmax" in p[0]["content"] or "softmax" in p[0]["content"] else "relu"
-            out.append([respond(right[name]), respond(WRONG)][: params.n])
-        return out
+        return [[respond(c) for c in order][: params.n] for _ in prompts]
+
+    def measured(pairs, run=""):
+        by_code = {k.strip(): v for k, v in variants.items()}
+        return [EvalResult(task=t.name, **by_code[c.source.strip()]) for t, c in pairs]
 
     monkeypatch.setattr(self_training.TransformersBackend, "generate", scripted)
     seen = {}
@@ -160,13 +173,90 @@ def test_self_training_fine_tunes_on_its_verified_outputs(tmp_path, tasks, monke
         return real_sft(model, tok, examples, *a, **kw)
 
     monkeypatch.setattr(self_training, "run_sft", spy)
-    recipe = tiny_recipe(self_train={"rounds": 1, "samples_per_task": 2}, sft={"max_steps": 1})
+    recipe = tiny_recipe(self_train={"rounds": 1, "samples_per_task": len(order)}, sft={"max_steps": 1})
     model, tok, _ = load_policy(recipe.policy)
     run = RunDir(tmp_path / "st2")
     store = ResultStore(run.store_path)
-    with LocalEvaluator(FAST, store=store) as ev:
-        self_training.self_train(model, tok, recipe, tasks, store, ev.evaluate, run)
+    self_training.self_train(model, tok, recipe, tasks[:1], store, measured, run)
     (e,) = run.events("self_train")
-    assert (e["samples"], e["with_code"], e["verified"]) == (4, 4, 2) and e["sft_steps"] == 1
-    assert all("clamp_min(0.5)" not in x["completion"][0]["content"] for x in seen["examples"])
-    assert sorted(r.status for r in store.results()) == ["incorrect", "incorrect", "ok", "ok"]
+    assert (e["samples"], e["with_code"], e["correct"], e["kept"]) == (6, 6, 4, 1) and e["sft_steps"] == 1
+    (kept,) = seen["examples"]
+    assert "x.clamp_min(0)" in kept["completion"][0]["content"]
+    rows = [json.loads(x) for x in (run.path / "completions.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and [r["improves"] for r in rows] == [True, True, False, False, False, False]
+
+
+def test_every_stage_with_the_held_out_evaluation_after_each(tmp_path):
+    """SFT -> self-training -> GRPO, the evaluation stage on a held-out task before training and after each
+    stage; every completion kept; the held-out results in their own store."""
+    recipe = tiny_recipe(tasks={"sizes": {**SIZES, "mse_loss": {"BATCH": 8, "DIM": 64}}},
+                         self_train={"enabled": True, "rounds": 1, "samples_per_task": 1, "max_new_tokens": 8},
+                         evaluation={"enabled": True, "names": ["mse_loss"], "samples_per_task": 2,
+                                     "max_new_tokens": 8, "bootstrap": 50})
+    run = RunDir(tmp_path / "all")
+    figures = train(recipe, run, log=lambda s: None)
+    stages = [e["stage"] for e in run.events("evaluation")]
+    assert stages == ["base", "sft", "self_train", "grpo"]
+    for stage in stages:
+        e = json.loads((run.path / "evaluation" / f"{stage}.json").read_text())
+        assert e["tasks"] == 1 and e["completions"] == 2 and set(e["statuses"]) == {"mse_loss"}
+        assert 0.0 <= e["correct_at_1"] <= 1.0 and e["best_of_k_ci"][0] <= e["best_of_k_geomean"] <= e["best_of_k_ci"][1]
+    rows = [json.loads(x) for x in (run.path / "completions.jsonl").read_text().splitlines()]
+    kinds = {r["stage"].split(":")[0] for r in rows}
+    assert kinds == {"evaluation", "self_train", "grpo"}
+    assert all("text" in r and "prompt_id" in r and "status" in r for r in rows if r["stage"].startswith("grpo"))
+    assert len([r for r in rows if r["stage"].startswith("grpo")]) == 4  # 2 train tasks x 2 completions
+    assert run.state()["evaluated"] == stages and run.state()["self_train_rounds_done"] == 1
+    # held-out results never reach the training store
+    assert all(r.task != "mse_loss" for r in ResultStore(run.store_path).results())
+    assert "Held-out evaluation" in (run.path / "summary.md").read_text() and set(figures["evaluations"]) == set(stages)
+    # a resumed run evaluates no stage twice
+    train(recipe, RunDir(run.path), log=lambda s: None)
+    assert [e["stage"] for e in run.events("evaluation")] == stages
+
+
+def test_held_out_tasks_never_reach_training(tmp_path):
+    from cudal1.policy.pipeline import training_examples
+    from cudal1.policy.recipe import RecipeError
+    from cudal1.policy.tasks import TaskSelectionError, train_and_held_out
+
+    with pytest.raises(TaskSelectionError, match="held-out task"):
+        train_and_held_out(tiny_recipe(tasks={"names": ["relu", "mse_loss"]}).tasks)
+    with pytest.raises(TaskSelectionError, match="not held out"):
+        train_and_held_out(tiny_recipe().tasks, ["softmax"])
+    with pytest.raises(TaskSelectionError, match="no task"):
+        train_and_held_out(tiny_recipe().tasks, ["no_such_task"])
+    with pytest.raises(RecipeError, match="split"):
+        tiny_recipe(tasks={"split": "no-such-split"})
+    train, held = train_and_held_out(tiny_recipe(tasks={"names": []}).tasks)
+    assert len(train) == 49 and len(held) == 33 and not {t.name for t in train} & {t.name for t in held}
+    # seed data and teacher data of a held-out task are dropped, by name and by source
+    recipe = tiny_recipe(tasks={"names": ["relu"]})
+    (relu,) = select_tasks("builtin", ["relu"])
+    (mse,) = select_tasks("builtin", ["mse_loss"])
+    teacher = tmp_path / "teacher.jsonl"
+    rows = [{"prompt": [{"role": "user", "content": "write it"}], "completion": [{"role": "assistant", "content": "x"}],
+             "task": "mse_loss"},
+            {"prompt": [{"role": "user", "content": "Task:\n" + mse.source}],
+             "completion": [{"role": "assistant", "content": "x"}], "task": "renamed"},
+            {"prompt": [{"role": "user", "content": "Task:\n" + relu.source}],
+             "completion": [{"role": "assistant", "content": "x"}], "task": "relu"}]
+    teacher.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    recipe.sft.data = [str(teacher)]
+    examples = training_examples(recipe, [relu], [mse])
+    assert [e["task"] for e in examples if e.get("origin") is None] == ["relu"]
+    assert examples and all(e["task"] == "relu" for e in examples)
+
+
+def test_a_fresh_evaluation_measures_again_and_keeps_both(tmp_path, tasks):
+    """Re-measurement goes through the evaluator in use: ``fresh`` skips the read-back from the store."""
+    from cudal1.harness import Candidate
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    pair = (tasks[0], Candidate(RIGHT, tasks[0].name, origin="test"))
+    with LocalEvaluator(FAST, store=store) as ev:
+        (first,) = ev.evaluate([pair], run="a")
+        (again,) = ev.evaluate([pair], run="b")
+        (fresh,) = ev.evaluate([pair], run="c", fresh=True)
+    assert again.wall_s == first.wall_s  # read back, not measured
+    assert fresh.wall_s != first.wall_s and len(store.results()) == 2

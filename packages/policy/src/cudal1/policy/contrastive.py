@@ -1,9 +1,13 @@
 """Contrastive prompts from the results store: for each task, earlier candidates with their measured scores.
 
-Every evaluated candidate of a task (any run, same task hash) is an exemplar: its source, its status and its
-speedup. ``sample_exemplars`` draws ``n`` of them from distinct score buckets, favouring fast buckets by
-``exp((mean - mu) / tau)``; failed candidates (no speedup) are not drawn. The prompt is then fit to a
-token budget, dropping the lowest-scored exemplars first (cudal1.prompts.fit_to_budget).
+Every evaluated candidate of a task (any run, same task hash) that :func:`worth_showing` keeps is an exemplar:
+its source, its status and its score, the speedup a reward pays for it (cudal1.rewards.paid_speedup: the
+measured speedup when its interval lies off 1, else 1.00). ``sample_exemplars`` draws ``n`` of them from
+distinct score buckets, favouring fast buckets by ``exp((mean - mu) / tau)``; failed candidates (no speedup)
+are not drawn. Once the task has a real improvement (:attr:`EvalResult.improves`), every prompt shows at
+least one (the best replaces the lowest drawn when the draw had none), so the reference is never the only
+thing a prompt shows once something better exists. The prompt is then fit to a token budget, dropping the
+lowest-scored exemplars first (cudal1.prompts.fit_to_budget).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from cudal1.harness import EvalResult, ResultStore, Task
 from cudal1.prompts import Exemplar, fit_exemplars, sample_exemplars
+from cudal1.rewards import paid_speedup
 
 from .collection import verified
 from .seed_data import reference_as_modelnew
@@ -26,10 +31,11 @@ RowFilter = Callable[[EvalResult, dict[str, Any]], bool]
 
 
 def worth_showing(result: EvalResult, meta: dict[str, Any] | None = None) -> bool:
-    """The default :data:`RowFilter`: failures (shown without a score) and verified successes
-    (cudal1.policy.collection.verified). An 'ok' carrying a flag such as ``reduced_precision`` or
-    ``exception_fallback`` is no example to follow: shown with its speedup it would teach the hack."""
-    return result.status != "ok" or verified(result)
+    """The default :data:`RowFilter`: failures (shown without a score) and verified successes that are not the
+    reference handed back (``same_as_reference``: the reference is already the prompt's task). An 'ok'
+    carrying a flag such as ``reduced_precision`` or ``exception_fallback`` is no example to follow: shown
+    with its speedup it would teach the hack."""
+    return result.status != "ok" or (verified(result) and "same_as_reference" not in result.flags)
 
 
 def exemplars_from_store(store: ResultStore, task: Task, keep: RowFilter | None = None) -> list[Exemplar]:
@@ -45,7 +51,7 @@ def exemplars_from_store(store: ResultStore, task: Task, keep: RowFilter | None 
         src = meta.get("candidate_source") or ""
         if not src:
             continue
-        score = result.speedup if result.status == "ok" else None
+        score = paid_speedup(result) if result.status == "ok" else None
         latest.pop(src, None)
         latest[src] = Exemplar(code=src, score=score, status=result.status, speedup=result.speedup)
     return list(latest.values())
@@ -65,6 +71,10 @@ def contrastive_prompt(task: Task, pool: Sequence[Exemplar], *, n: int, tau: flo
     ``max_tokens``. Returns (prompt text, the exemplars it shows). Raises PromptBudgetError when the task
     alone does not fit."""
     chosen = sample_exemplars(pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng)
+    better = [e for e in pool if (e.score or 0.0) > 1.0]
+    if better and not any((e.score or 0.0) > 1.0 for e in chosen):
+        best = max(better, key=lambda e: e.score or 0.0)
+        chosen = sorted(chosen, key=lambda e: e.score or 0.0)[1:] + [best] if len(chosen) >= n else chosen + [best]
     return fit_exemplars(task.source, chosen, count_tokens, max_tokens)
 
 

@@ -19,7 +19,8 @@ Two evaluators share one protocol (:class:`Evaluator`):
 Several training processes (``accelerate launch``/``torchrun``: ``WORLD_SIZE`` > 1, ``RANK``) share one
 pool: rank 0 creates the actors as named actors in a Ray namespace derived from the run (its store path,
 or ``pool_name``/``$CUDAL1_RAY_POOL``) and publishes them; every other rank waits for them, looks them up
-by name and submits its own pairs; no rank but 0 creates an actor. An actor queues the chunks of all
+by name and submits its own pairs; no rank but 0 creates an actor. The n-th evaluator of each rank joins
+the n-th pool (ranks create their evaluators in the same order). An actor queues the chunks of all
 ranks and runs them one at a time (a GPU never times two candidates at once); each rank's driver stores
 the results it received. Rank 0's ``close()`` waits for the other ranks' before it kills the actors. The
 ranks must join one Ray cluster (an address such as ``"auto"``, not a local instance each); details in
@@ -69,8 +70,9 @@ class EvaluatorError(RuntimeError):
 
 @runtime_checkable
 class Evaluator(Protocol):
-    def evaluate(self, pairs: Sequence[Pair], *, run: str = "") -> list[EvalResult]:
-        """One EvalResult per pair, in input order; stored under ``run`` when the evaluator has a store."""
+    def evaluate(self, pairs: Sequence[Pair], *, run: str = "", fresh: bool = False) -> list[EvalResult]:
+        """One EvalResult per pair, in input order; stored under ``run`` when the evaluator has a store.
+        ``fresh``: measure again even where the store holds a result (a re-measurement), storing the new one."""
 
     def close(self) -> None:
         """Stop the workers / actors; later ``evaluate`` calls raise RuntimeError."""
@@ -114,8 +116,14 @@ class LocalEvaluator(_Closable):
         # keep_warm: the next call's first pair need not wait for a cold worker (seconds on a GPU)
         self.pool = EvalPool(config, gpus=gpus, cpu_lanes=cpu_lanes, keep_warm=True)
 
-    def evaluate(self, pairs: Sequence[Pair], *, run: str = "") -> list[EvalResult]:
+    def evaluate(self, pairs: Sequence[Pair], *, run: str = "", fresh: bool = False) -> list[EvalResult]:
         self._check_open()
+        if fresh:  # no read-back from the store: measured again, then stored
+            results = self.pool.map(list(pairs))
+            if self.store is not None:
+                for (task, cand), res in zip(pairs, results, strict=True):
+                    self.store.add(res, task, cand, self.config, run=run)
+            return results
         return self.pool.map(list(pairs), store=self.store, run=run)
 
     def close(self) -> None:
@@ -336,6 +344,7 @@ class RayEvaluator(_Closable):
             raise
         self.startup_s["actors"] = time.monotonic() - t1
         self.actor_info: dict[int, dict[str, Any]] = infos
+        shared_pool.commit(self.share)
 
     def _actor_config(self) -> EvalConfig:
         return self.config.replace(device="cuda") if self.config.is_cuda else self.config
@@ -416,13 +425,13 @@ class RayEvaluator(_Closable):
 
         return lane
 
-    def evaluate(self, pairs: Sequence[Pair], *, run: str = "") -> list[EvalResult]:
+    def evaluate(self, pairs: Sequence[Pair], *, run: str = "", fresh: bool = False) -> list[EvalResult]:
         self._check_open()
         pairs = list(pairs)
         results: list[EvalResult | None] = [None] * len(pairs)
         todo = []
         for i, (task, cand) in enumerate(pairs):
-            prev = self.store.lookup(task, cand, self.config) if self.store is not None else None
+            prev = self.store.lookup(task, cand, self.config) if self.store is not None and not fresh else None
             if prev is None:
                 todo.append(i)
             results[i] = prev

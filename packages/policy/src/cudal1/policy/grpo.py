@@ -1,9 +1,9 @@
 """Stage 3: contrastive GRPO with trl's GRPOTrainer, round by round.
 
 Each round rebuilds its prompts from the results store (cudal1.policy.contrastive: exemplars drawn by score
-bucket from everything measured so far, this run's earlier rounds included), trains ``steps_per_round``
-optimizer steps (one prompt x ``num_generations`` completions per step, rewarded by
-cudal1.policy.rewarding.HarnessReward), then saves the policy to the run's checkpoint and records the round
+bucket from everything measured so far, this run's earlier rounds included) for every train task
+(``prompts_per_task`` each, in a shuffled order), trains one optimizer step per prompt (``num_generations``
+completions, rewarded by cudal1.policy.rewarding.HarnessReward), then saves the policy to the run's checkpoint and records the round
 in state.json, so an interrupted run resumes at the next round.
 
 Every step is logged to metrics.jsonl with its time split: generation (the trainer's ``_generate``), reward
@@ -81,7 +81,8 @@ def _step_logger(run: RunDir, reward: HarnessReward, round_index: int) -> Any:
             calls = reward.history[self.hist0:]
             reward_s = sum(c["reward_eval_s"] for c in calls)
             figures: dict[str, Any] = {}
-            for key in ("format_rate", "code_rate", "compile_rate", "correct_rate", "reward_mean"):
+            for key in ("format_rate", "code_rate", "compile_rate", "correct_rate", "novel_correct_rate", "improved_rate",
+                        "reward_mean"):
                 vals = [c[key] for c in calls if isinstance(c.get(key), float) and math.isfinite(c[key])]
                 figures[key] = sum(vals) / len(vals) if vals else None
             sp = [c["mean_speedup"] for c in calls if math.isfinite(c.get("mean_speedup", float("nan")))]
@@ -125,11 +126,11 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
     trainer_cls = _trainer_class()
     reward.group_size = g.num_generations
     for r in range(start_round, g.rounds):
-        per_task = max(1, math.ceil(g.steps_per_round / max(1, len(tasks))))
+        reward.stage = f"grpo:{r}"
         rows = build_prompt_rows(store, tasks, n=g.exemplars, tau=g.tau, bucket_width=g.bucket_width, rng=rng,
-                                 count_tokens=count_tokens, max_tokens=g.prompt_budget_tokens, per_task=per_task)
-        rng.shuffle(rows)
-        rows = rows[: g.steps_per_round]
+                                 count_tokens=count_tokens, max_tokens=g.prompt_budget_tokens,
+                                 per_task=max(1, g.prompts_per_task))
+        rng.shuffle(rows)  # every train task, every round
         run.log("grpo_round_prompts", round=r, prompts=len(rows), tasks=[x["task"] for x in rows],
                 exemplars=[x["exemplars"] for x in rows])
         args = GRPOConfig(

@@ -1,6 +1,8 @@
-"""The main job end to end: stage-1 SFT on the seed (and collected) data, then contrastive GRPO with harness
-rewards; the run folder holds everything (see cudal1.policy.run_log). ``apps/train_grpo.py`` calls
-:func:`train`.
+"""The main job end to end, each stage optional in the recipe: stage-1 SFT on the seed (and collected) data,
+stage-2 self-training rounds on the policy's own real improvements, stage-3 contrastive GRPO with harness
+rewards; the evaluation stage on held-out tasks before training and after each stage that ran
+(cudal1.policy.evaluation). The run folder holds everything (see cudal1.policy.run_log).
+``apps/train_grpo.py`` calls :func:`train`.
 """
 
 from __future__ import annotations
@@ -13,17 +15,17 @@ from typing import Any
 
 import torch
 
-from cudal1.harness import EvalConfig, ResultStore
-from cudal1.rewards import HackStore, RewardChecker, RewardConfig
+from cudal1.harness import EvalConfig, ResultStore, Task
+from cudal1.rewards import HackStore, RewardChecker
 
 from .grpo import run_grpo
 from .loading import is_peft, load_policy
-from .recipe import EvalSection, Recipe
+from .recipe import Recipe
 from .rewarding import HarnessReward
 from .run_log import RunDir, peak_rss_gib
 from .seed_data import read_jsonl, seed_examples
 from .sft import run_sft
-from .tasks import select_tasks
+from .tasks import train_and_held_out
 
 __all__ = ["eval_config", "prepare_run", "summary_markdown", "train", "training_examples"]
 
@@ -31,35 +33,27 @@ __all__ = ["eval_config", "prepare_run", "summary_markdown", "train", "training_
 def prepare_run(recipe_name: str, overrides: list[str], configs_dir: Path, output_dir: str | None = None,
                 ) -> tuple[Recipe, list, RunDir]:
     """What every stage app starts with: the recipe (name in ``configs_dir`` or a path, plus overrides), its
-    tasks, and a new run folder holding the resolved recipe as config.yaml. Raises RecipeError or
+    train tasks, and a new run folder holding the resolved recipe as config.yaml. Raises RecipeError or
     TaskSelectionError (both ValueError) with a message for the user."""
     from .recipe import load_recipe
 
     recipe = load_recipe(recipe_name, overrides, configs_dir=configs_dir)
-    tasks = select_tasks(recipe.tasks.suite, recipe.tasks.names, recipe.tasks.sizes)
+    tasks, _held = train_and_held_out(recipe.tasks, recipe.evaluation.names)
     run = RunDir.new(output_dir or recipe.output_dir)
     (run.path / "config.yaml").write_text(recipe.to_yaml())
     return recipe, tasks, run
 
 
-def eval_config(section: EvalSection) -> EvalConfig:
-    """The harness EvalConfig of a recipe's eval section (device ``auto`` -> cuda when visible)."""
-    device = section.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    kw: dict[str, Any] = dict(device=device, baseline=section.baseline, trials=section.trials,
-                              time_budget_s=section.time_budget_s, min_rounds=section.min_rounds,
-                              max_rounds=section.max_rounds, attempts=section.attempts, cpu_threads=section.cpu_threads)
-    if section.compile_timeout_s is not None:
-        kw["compile_timeout_s"] = section.compile_timeout_s
-    if section.run_timeout_s is not None:
-        kw["run_timeout_s"] = section.run_timeout_s
-    return EvalConfig(**kw)
+def eval_config(recipe: Recipe, stage: dict[str, Any] | None = None) -> EvalConfig:
+    """The harness EvalConfig of a recipe (``eval.harness``, the stage's ``harness`` mapping on top; device
+    ``auto`` -> cuda when visible)."""
+    return recipe.harness_config(stage)
 
 
-def training_examples(recipe: Recipe, tasks: list) -> list[dict[str, Any]]:
+def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None = None) -> list[dict[str, Any]]:
     """Stage-1 examples: the seed data (released solutions of installed solution sets + references as
-    ModelNew) for the recipe's tasks, then every JSONL file of ``sft.data``."""
+    ModelNew) for the recipe's train tasks, then every JSONL file of ``sft.data``; an example of a held-out
+    task (by name, or a prompt that holds a held-out task's source) is dropped."""
     out: list[dict[str, Any]] = []
     if recipe.sft.seed_data:
         from cudal1.harness.cli import load_solutions, solution_sets
@@ -70,7 +64,18 @@ def training_examples(recipe: Recipe, tasks: list) -> list[dict[str, Any]]:
         out += seed_examples(tasks, pairs)
     for path in recipe.sft.data:
         out += read_jsonl(path)
-    return out
+    held = list(held_out or [])
+    names = {t.name for t in held}
+    sources = [" ".join(t.source.split()) for t in held]
+
+    def leaks(ex: dict[str, Any]) -> bool:
+        if ex.get("task") in names:
+            return True
+        text = " ".join(str(m.get("content", "")) for m in ex.get("prompt", []) if isinstance(m, dict))
+        text = " ".join(text.split())
+        return any(src and src in text for src in sources)
+
+    return [ex for ex in out if not leaks(ex)]
 
 
 def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:
@@ -100,24 +105,50 @@ def _judge(spec: str | None) -> Any:
     return lambda prompt: backend.generate([[{"role": "user", "content": prompt}]], params)[0][0]
 
 
+def _evaluation(recipe: Recipe, run: RunDir, held: list[Task], store: ResultStore, model: Any, tok: Any,
+                stage: str, log: Any) -> dict[str, Any] | None:
+    """The evaluation stage after ``stage`` (once per stage: a resumed run does not repeat it)."""
+    ev_sec = recipe.evaluation
+    done = run.state().get("evaluated", [])
+    if not (ev_sec.enabled and held) or stage in done:
+        return None
+    from .backends.transformers_local import TransformersBackend
+    from .evaluation import evaluate_stage
+
+    cfg = eval_config(recipe, ev_sec.harness)
+    backend = TransformersBackend(model, tok)
+    evaluator = _make_evaluator(recipe, cfg, store)
+    try:
+        fig = evaluate_stage(stage, backend.generate, held, evaluator.evaluate, run,
+                             samples_per_task=ev_sec.samples_per_task, max_new_tokens=ev_sec.max_new_tokens,
+                             temperature=ev_sec.temperature, seed=recipe.seed, bootstrap=ev_sec.bootstrap, log=log)
+    finally:
+        evaluator.close()
+    run.save_state(evaluated=[*done, stage])
+    return fig
+
+
 def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
     """Run (or resume) the recipe in ``run``; returns the summary figures (also in summary.md)."""
     t0 = time.monotonic()
     state = run.state()
     (run.path / "config.yaml").write_text(recipe.to_yaml())
     torch.manual_seed(recipe.seed)
-    tasks = select_tasks(recipe.tasks.suite, recipe.tasks.names, recipe.tasks.sizes)
-    cfg = eval_config(recipe.eval)
+    tasks, held = train_and_held_out(recipe.tasks, recipe.evaluation.names)
+    cfg = eval_config(recipe, recipe.grpo.harness)
     store = ResultStore(run.store_path)
+    eval_store = ResultStore(run.path / "evaluation.sqlite")  # held-out results: never read by a training stage
     resume = run.checkpoint if (run.checkpoint / "config.json").exists() or (run.checkpoint / "adapter_config.json").exists() else None
     model, tok, peft_config = load_policy(recipe.policy, seed=recipe.seed, checkpoint=resume)
     log(f"policy {recipe.policy.model} ({sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters)"
-        f"{' resumed from ' + str(resume) if resume else ''}; tasks: {', '.join(t.name for t in tasks)}; "
-        f"harness on {cfg.device}")
-    run.log("start", recipe=recipe.name, tasks=[t.name for t in tasks], device=cfg.device, resumed=bool(resume),
-            torch=torch.__version__)
+        f"{' resumed from ' + str(resume) if resume else ''}; train tasks ({len(tasks)}): "
+        f"{', '.join(t.name for t in tasks)}; held-out tasks evaluated ({len(held)}): "
+        f"{', '.join(t.name for t in held) or 'none'}; harness on {cfg.device}")
+    run.log("start", recipe=recipe.name, tasks=[t.name for t in tasks], held_out=[t.name for t in held],
+            device=cfg.device, resumed=bool(resume), torch=torch.__version__)
+    _evaluation(recipe, run, held, eval_store, model, tok, "base", log)
     if recipe.sft.enabled and not state.get("sft_done"):
-        examples = training_examples(recipe, tasks)
+        examples = training_examples(recipe, tasks, held)
         log(f"stage 1: SFT on {len(examples)} examples")
         model, figures = run_sft(model, tok, examples, recipe.sft, run.path / "trainer" / "sft", seed=recipe.seed,
                                  report_to=recipe.report_to, peft_config=None if is_peft(model) else peft_config)
@@ -127,29 +158,52 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         run.save_state(sft_done=True)
         run.log("sft", peak_rss_gib=peak_rss_gib(), **figures)
         log(f"stage 1 done: {figures['steps']} steps, loss {figures['train_loss']:.3f}, {figures['seconds']:.0f} s")
+    if recipe.sft.enabled:
+        _evaluation(recipe, run, held, eval_store, model, tok, "sft", log)
+    st = recipe.self_train
+    st_start = int(run.state().get("self_train_rounds_done", 0))
+    if st.enabled and st_start < st.rounds:
+        from .self_training import self_train
+
+        log(f"stage 2: self-training, rounds {st_start + 1}..{st.rounds}, {st.samples_per_task} samples per task")
+        st_eval = _make_evaluator(recipe, eval_config(recipe, st.harness), store)
+        try:
+            model = self_train(model, tok, recipe, tasks, store, st_eval.evaluate, run, start_round=st_start)
+        finally:
+            st_eval.close()
+        if run.is_main:
+            model.save_pretrained(str(run.checkpoint))
+    if st.enabled and st.rounds > 0:
+        _evaluation(recipe, run, held, eval_store, model, tok, "self_train", log)
     checker = RewardChecker(HackStore(run.path / "hacks.sqlite"), judge=_judge(recipe.reward.judge))
     rc = recipe.reward
-    reward_config = RewardConfig(compile_error=rc.compile_error, runtime_error=rc.runtime_error, incorrect=rc.incorrect,
-                                 rejected=rc.rejected, timeout=rc.timeout, mode=rc.mode, cap=rc.cap,
-                                 flag_penalties=rc.flag_penalties)
-    evaluator = _make_evaluator(recipe, cfg, store)
-    try:
-        reward = HarnessReward(tasks={t.name: t for t in tasks}, evaluate=evaluator.evaluate, eval_config=cfg,
-                               store=store, config=reward_config, no_code=rc.no_code, format_penalty=rc.format_penalty,
-                               checker=checker, smoothing=rc.group_smoothing, run=run.path.name)
-        start = int(state.get("grpo_rounds_done", 0))
-        if start < recipe.grpo.rounds:
-            log(f"stage 3: contrastive GRPO, rounds {start + 1}..{recipe.grpo.rounds}, "
-                f"{recipe.grpo.steps_per_round} steps x {recipe.grpo.num_generations} completions each")
-            run_grpo(model, tok, recipe, tasks, store, reward, run, peft_config=None if is_peft(model) else peft_config,
-                     start_round=start)
-    finally:
-        evaluator.close()
+    g = recipe.grpo
+    start = int(run.state().get("grpo_rounds_done", 0))
+    if g.enabled and start < g.rounds:
+        evaluator = _make_evaluator(recipe, cfg, store)
+        try:
+            def remeasure(task: Task, cand: Any) -> Any:
+                return evaluator.evaluate([(task, cand)], run=f"{run.path.name}:remeasure", fresh=True)[0]
+
+            reward = HarnessReward(tasks={t.name: t for t in tasks}, evaluate=evaluator.evaluate, eval_config=cfg,
+                                   store=store, config=recipe.reward_config(), no_code=rc.no_code,
+                                   format_penalty=rc.format_penalty, checker=checker, smoothing=rc.group_smoothing,
+                                   run=run.path.name, remeasure=remeasure,
+                                   completions_log=run.path / "completions.jsonl" if run.is_main else None)
+            log(f"stage 3: contrastive GRPO, rounds {start + 1}..{g.rounds}, every train task ({len(tasks)}) x "
+                f"{g.prompts_per_task} prompt(s) x {g.num_generations} completions each round")
+            model = run_grpo(model, tok, recipe, tasks, store, reward, run,
+                             peft_config=None if is_peft(model) else peft_config, start_round=start)
+        finally:
+            evaluator.close()
+    if g.enabled and g.rounds > 0:
+        _evaluation(recipe, run, held, eval_store, model, tok, "grpo", log)
     figures = summarize_run(run, store, time.monotonic() - t0)
     if run.is_main:
         (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))
-    run.log("done", **{k: v for k, v in figures.items() if k != "steps"})
+    run.log("done", **{k: v for k, v in figures.items() if k not in ("steps", "evaluations")})
     store.close()
+    eval_store.close()
     return figures
 
 
@@ -165,7 +219,8 @@ def summarize_run(run: RunDir, store: ResultStore, seconds: float) -> dict[str, 
     ok = [r for r in results if r.ok and r.speedup is not None]
     best: dict[str, float] = {}
     for r in ok:
-        best[r.task] = max(best.get(r.task, 0.0), r.speedup or 0.0)
+        if r.improves:  # the one rule: verified, not the reference, speedup interval above 1
+            best[r.task] = max(best.get(r.task, 0.0), r.speedup or 0.0)
     statuses: dict[str, int] = {}
     for r in results:
         statuses[r.status] = statuses.get(r.status, 0) + 1
@@ -181,6 +236,7 @@ def summarize_run(run: RunDir, store: ResultStore, seconds: float) -> dict[str, 
         "optimisation_s": _mean([s["optimisation_s"] for s in steps]),
         "reward_share": reward_s / step_s if step_s and math.isfinite(step_s) and step_s > 0 else float("nan"),
         "peak_rss_gib": peak_rss_gib(), "steps": steps,
+        "evaluations": {e["stage"]: e for e in run.events("evaluation")},
     }
 
 
@@ -202,13 +258,25 @@ def summary_markdown(recipe: Recipe, run: RunDir, fig: dict[str, Any]) -> str:
                      f"{_f(s.get('compile_rate'))} | {_f(s.get('correct_rate'))} | {_f(s.get('mean_speedup'))} | "
                      f"{_f(s.get('reward_mean'))} | {_f(s['step_s'], '{:.1f}')} | {_f(s['generation_s'], '{:.1f}')} | "
                      f"{_f(s['reward_s'], '{:.1f}')} | {_f(s['optimisation_s'], '{:.1f}')} |")
+    evals = fig.get("evaluations") or {}
+    if evals:
+        lines += ["", "Held-out evaluation (tasks never trained on; cudal1.policy.evaluation):", "",
+                  "| after | tasks | completions | format | correct@1 | novel correct | best-of-k geomean [95% CI] | "
+                  "improved tasks | s |", "|---|---|---|---|---|---|---|---|---|"]
+        for stage, e in evals.items():
+            ci = e.get("best_of_k_ci") or [float("nan")] * 2
+            lines.append(f"| {stage} | {e['tasks']} | {e['completions']} | {_f(e.get('format_rate'))} | "
+                         f"{_f(e['correct_at_1'])} | {_f(e['novel_correct_rate'])} | {_f(e['best_of_k_geomean'], '{:.3f}')} "
+                         f"[{_f(ci[0], '{:.3f}')}, {_f(ci[1], '{:.3f}')}] | {_f(e['improved_fraction'])} | "
+                         f"{_f(e['seconds'], '{:.0f}')} |")
     best = ", ".join(f"{k} {v:.2f}x" for k, v in sorted(fig["best_speedup_per_task"].items())) or "none yet"
     lines += ["", f"- harness evaluations: {fig['evaluated']} ({', '.join(f'{k} {v}' for k, v in sorted(fig['statuses'].items()))})",
               f"- compile rate {_f(fig['compile_rate'])}, correct rate {_f(fig['correct_rate'])}, "
               f"format rate {_f(fig['format_rate'])}, mean speedup of correct candidates {_f(fig['mean_speedup'])}",
-              f"- best verified speedup per task: {best}",
+              f"- best real improvement per task (verified, not the reference, interval above 1): {best}",
               f"- mean step {_f(fig['step_s'], '{:.1f}')} s = generation {_f(fig['generation_s'], '{:.1f}')} + reward "
               f"evaluation {_f(fig['reward_s'], '{:.1f}')} + optimisation {_f(fig['optimisation_s'], '{:.1f}')}; reward "
               f"share {_f(fig['reward_share'])}",
-              f"- files: config.yaml, metrics.jsonl, results.sqlite, hacks.sqlite, checkpoint/ in {run.path}"]
+              f"- files: config.yaml, metrics.jsonl, completions.jsonl, results.sqlite, evaluation.sqlite, "
+              f"evaluation/, hacks.sqlite, checkpoint/ in {run.path}"]
     return "\n".join(lines) + "\n"

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ["EvalSection", "GRPOSection", "PolicySection", "Recipe", "RecipeError", "RewardSection", "SFTSection",
-           "SelfTrainSection", "TasksSection", "load_recipe"]
+__all__ = ["EvalSection", "EvaluationSection", "GRPOSection", "PolicySection", "Recipe", "RecipeError", "RewardSection",
+           "SFTSection", "SelfTrainSection", "TasksSection", "load_recipe"]
 
 
 class RecipeError(ValueError):
@@ -45,36 +45,37 @@ class PolicySection:
 
 @dataclass
 class TasksSection:
-    """suite: a harness suite spec; names: tasks to train on (all when empty); sizes: task -> {CONSTANT: value}."""
+    """suite: a harness suite spec; names: tasks to train on (all of the split's train side when empty); sizes:
+    task -> {CONSTANT: value} (train and held-out tasks alike); split: a held-out split of the built-in suite
+    (cudal1.policy.splits, e.g. ``builtin-v1``) or None; held_out: more task names kept out of training."""
 
     suite: str = "builtin"
     names: list[str] = field(default_factory=list)
     sizes: dict[str, dict[str, int | float]] = field(default_factory=dict)
+    split: str | None = "builtin-v1"
+    held_out: list[str] = field(default_factory=list)
 
 
 @dataclass
 class EvalSection:
-    """How rewards are measured: harness settings (see cudal1.harness.EvalConfig) and the evaluator.
-    device: ``auto`` (cuda when visible, else cpu), ``cpu`` or ``cuda``; ray_address: Ray actors when set."""
+    """The reward evaluator and the harness settings every stage starts from.
+
+    device: ``auto`` (cuda when visible, else cpu), ``cpu`` or ``cuda``; cpu_lanes: CPU harness lanes;
+    ray_address: Ray actors when set. harness: any field of :class:`cudal1.harness.EvalConfig` but ``device``
+    (trials, time_budget_s, warmup, buckets, input_sets, rtol, atol, ...); each stage section's own
+    ``harness`` mapping overrides these for that stage."""
 
     device: str = "auto"
-    baseline: str = "eager"
-    trials: int = 5
-    time_budget_s: float = 1.5
-    min_rounds: int = 10
-    max_rounds: int = 100
-    attempts: int = 3
-    cpu_threads: int | None = None
-    compile_timeout_s: float | None = None
-    run_timeout_s: float | None = None
     cpu_lanes: int = 1
     ray_address: str | None = None
+    harness: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class SFTSection:
     """Stage 1: supervised fine-tuning on the seed data (zoo solutions + references as ModelNew) and any
-    collected teacher data (``data``: JSONL files from apps/collect_sft.py)."""
+    collected teacher data (``data``: JSONL files from apps/collect_sft.py). Held-out tasks' examples are
+    dropped (by task name and by source)."""
 
     enabled: bool = True
     data: list[str] = field(default_factory=list)
@@ -90,25 +91,30 @@ class SFTSection:
 
 @dataclass
 class SelfTrainSection:
-    """Stage 2: rounds of sample -> verify -> fine-tune on the policy's own verified outputs."""
+    """Stage 2: rounds of sample -> verify -> fine-tune on the policy's own outputs that are real improvements
+    (EvalResult.improves: verified, not the reference, speedup interval above 1), at least ``min_speedup``
+    and new (a normalised source not kept before)."""
 
+    enabled: bool = True
     rounds: int = 1
     samples_per_task: int = 4
-    min_speedup: float = 0.0
+    min_speedup: float = 1.0
     max_new_tokens: int = 768
     temperature: float = 0.8
+    harness: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class GRPOSection:
     """Stage 3: contrastive GRPO. Each round rebuilds the prompts from the results store (``exemplars``
-    earlier solutions per prompt, drawn by score bucket with temperature ``tau``), then trains
-    ``steps_per_round`` optimizer steps of ``num_generations`` completions of one prompt each, the loss
+    earlier solutions per prompt, drawn by score bucket with temperature ``tau``) for every train task
+    (``prompts_per_task`` each), one optimizer step per prompt of ``num_generations`` completions, the loss
     computed ``micro_batch_size`` completions at a time (default: all at once; 1 bounds the memory of the
     backward pass on a CPU), gradients accumulated over the group."""
 
+    enabled: bool = True
     rounds: int = 2
-    steps_per_round: int = 2
+    prompts_per_task: int = 1
     num_generations: int = 4
     micro_batch_size: int | None = None
     max_completion_length: int = 512
@@ -122,25 +128,37 @@ class GRPOSection:
     prompt_budget_tokens: int = 3072
     use_vllm: bool = False
     vllm_mode: str = "colocate"
+    harness: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EvaluationSection:
+    """The evaluation stage, run on held-out tasks before training (``base``) and after each stage that ran:
+    ``samples_per_task`` completions per task (the contrastive prompt with the reference as its one
+    exemplar), measured into a store of their own (never read by training). names: held-out tasks to
+    evaluate (default: every held-out task of the recipe); bootstrap: resamples of the geomean's CI."""
+
+    enabled: bool = True
+    names: list[str] = field(default_factory=list)
+    samples_per_task: int = 4
+    max_new_tokens: int = 768
+    temperature: float = 0.8
+    bootstrap: int = 2000
+    harness: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class RewardSection:
-    """Reward shaping (cudal1.rewards.RewardConfig) plus: format_penalty subtracted when the response lacks
-    the contrastive sections but has code; group_smoothing clips group-normalised rewards to [-1.5, 1.5];
-    judge: an ``openai:URL#MODEL`` spec for the reward checker's LLM judge (rules only when None)."""
+    """Reward shaping: ``shaping`` holds any field of :class:`cudal1.rewards.RewardConfig` (mode, cap, the
+    failure values, unchanged, unverified, flag_penalties); plus format_penalty subtracted when the response
+    lacks the contrastive sections but has code; no_code: the reward of a response without code;
+    group_smoothing clips group-normalised rewards to [-1.5, 1.5]; judge: an ``openai:URL#MODEL`` spec for the
+    reward checker's LLM judge (rules only when None)."""
 
-    mode: str = "log"
-    cap: float = 10.0
-    compile_error: float = -1.0
-    runtime_error: float = -0.75
-    incorrect: float = -0.5
-    rejected: float = -1.0
-    timeout: float = -0.5
+    shaping: dict[str, Any] = field(default_factory=dict)
     no_code: float = -1.0
     format_penalty: float = 0.2
     group_smoothing: bool = False
-    flag_penalties: dict[str, float] = field(default_factory=lambda: {"timing_unstable": 0.1})
     judge: str | None = None
 
 
@@ -159,6 +177,7 @@ class Recipe:
     sft: SFTSection = field(default_factory=SFTSection)
     self_train: SelfTrainSection = field(default_factory=SelfTrainSection)
     grpo: GRPOSection = field(default_factory=GRPOSection)
+    evaluation: EvaluationSection = field(default_factory=EvaluationSection)
     reward: RewardSection = field(default_factory=RewardSection)
 
     @classmethod
@@ -176,7 +195,59 @@ class Recipe:
                 if not isinstance(node, dict):
                     raise RecipeError(f"override {item!r}: {p} is not a section")
             node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else None
-        return _build(cls, data, "")
+        recipe = _build(cls, data, "")
+        recipe.check()
+        return recipe
+
+    def check(self) -> None:
+        """Refuse settings that cannot work, before any model is loaded: harness and reward mappings that
+        :class:`cudal1.harness.EvalConfig` / :class:`cudal1.rewards.RewardConfig` reject, an unknown split."""
+        for where, extra in (("eval.harness", {}), ("self_train.harness", self.self_train.harness),
+                             ("grpo.harness", self.grpo.harness), ("evaluation.harness", self.evaluation.harness)):
+            self.harness_config(extra, where=where, device="cpu")
+        self.reward_config()
+        if self.tasks.split is not None:
+            from .splits import SPLITS
+
+            if self.tasks.split not in SPLITS:
+                raise RecipeError(f"tasks.split {self.tasks.split!r} is not a known split; known: "
+                                  f"{', '.join(sorted(SPLITS))} (or null for none)")
+
+    def harness_config(self, stage: dict[str, Any] | None = None, *, where: str = "eval.harness",
+                       device: str | None = None) -> Any:
+        """The :class:`cudal1.harness.EvalConfig` of a stage: ``eval.harness`` with the stage's ``harness``
+        mapping on top; ``device`` (default: ``eval.device``, ``auto`` -> cuda when visible)."""
+        from cudal1.harness import EvalConfig
+
+        kw = {**self.eval.harness, **(stage or {})}
+        if "device" in kw:
+            raise RecipeError(f"{where}: set the device in eval.device, not in a harness mapping")
+        known = {f.name for f in dataclasses.fields(EvalConfig)}
+        unknown = sorted(set(kw) - known)
+        if unknown:
+            raise RecipeError(f"unknown harness setting(s) {unknown} in {where}; known: {sorted(known - {'device'})}")
+        dev = device or self.eval.device
+        if dev == "auto":
+            import torch
+
+            dev = "cuda" if torch.cuda.is_available() else "cpu"
+        try:
+            return EvalConfig(device=dev, **kw)
+        except (TypeError, ValueError) as e:
+            raise RecipeError(f"{where}: {e}") from e
+
+    def reward_config(self) -> Any:
+        """The :class:`cudal1.rewards.RewardConfig` of ``reward.shaping``."""
+        from cudal1.rewards import RewardConfig
+
+        known = {f.name for f in dataclasses.fields(RewardConfig)}
+        unknown = sorted(set(self.reward.shaping) - known)
+        if unknown:
+            raise RecipeError(f"unknown reward setting(s) {unknown} in reward.shaping; known: {sorted(known)}")
+        try:
+            return RewardConfig(**self.reward.shaping)
+        except (TypeError, ValueError) as e:
+            raise RecipeError(f"reward.shaping: {e}") from e
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -204,6 +275,15 @@ def load_recipe(name_or_path: str, overrides: list[str] | tuple[str, ...] = (), 
     return Recipe.from_dict(data, overrides)
 
 
+_HARNESS_KEYS = ("baseline", "trials", "time_budget_s", "min_rounds", "max_rounds", "attempts", "cpu_threads",
+                 "compile_timeout_s", "run_timeout_s")
+_REWARD_KEYS = ("mode", "cap", "compile_error", "runtime_error", "incorrect", "rejected", "timeout", "flag_penalties")
+#: keys of older recipes -> where they live now (named in the error)
+_MOVED = {**{f"eval.{k}": f"eval.harness.{k}" for k in _HARNESS_KEYS},
+          **{f"reward.{k}": f"reward.shaping.{k}" for k in _REWARD_KEYS},
+          "grpo.steps_per_round": "grpo.prompts_per_task (every train task gets that many prompts every round)"}
+
+
 def _deep_copy(d: dict[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in d.items()}
 
@@ -214,7 +294,9 @@ def _build(cls: type, data: dict[str, Any], where: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise RecipeError(f"unknown key(s) {unknown} in {where or 'recipe'}; known: {sorted(fields)}")
+        hints = [f"{where}{k} is now {_MOVED[where + k]}" for k in unknown if where + k in _MOVED]
+        raise RecipeError(f"unknown key(s) {unknown} in {where or 'recipe'}; known: {sorted(fields)}"
+                          + (f" ({'; '.join(hints)})" if hints else ""))
     kwargs: dict[str, Any] = {}
     for name, value in data.items():
         default = fields[name].default_factory() if fields[name].default_factory is not dataclasses.MISSING else fields[name].default  # type: ignore[misc]

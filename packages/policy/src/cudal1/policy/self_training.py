@@ -1,6 +1,8 @@
 """Stage 2: self-training. Each round: the policy samples solutions for every task (contrastive prompts
-built from the results store), the harness verifies them, and the policy is fine-tuned on its own verified
-outputs (those with speedup >= ``min_speedup`` that the harness calls verified: EvalResult.verified).
+built from the results store), the harness measures them, and the policy is fine-tuned on its own outputs
+that are real improvements (:attr:`EvalResult.improves`: verified, not the reference handed back, speedup
+interval above 1), at least ``min_speedup``, and new (a normalised source, cudal1.harness.novelty, that no
+earlier round kept). Every completion goes to the run's completions.jsonl (stage ``self_train:<round>``).
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cudal1.harness import Candidate, EvalResult, ResultStore, Task
+from cudal1.harness.novelty import normalised_source
 
 from .backends.base import SamplingParams
 from .backends.transformers_local import TransformersBackend
-from .collection import verified
 from .contrastive import build_prompt_rows
 from .recipe import Recipe
-from .rewarding import parse_completion
+from .rewarding import append_jsonl, parse_completion, prompt_id
 from .run_log import RunDir, peak_rss_gib
 from .sft import run_sft
 
@@ -29,6 +31,7 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
     """Run ``recipe.self_train.rounds`` rounds from ``start_round``; returns the fine-tuned model."""
     st = recipe.self_train
     rng = random.Random(recipe.seed + 104729 * start_round)
+    kept_sources: set[str] = set()
     for r in range(start_round, st.rounds):
         t0 = time.monotonic()
         rows = build_prompt_rows(store, list(tasks), n=recipe.grpo.exemplars, tau=recipe.grpo.tau,
@@ -39,20 +42,30 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
         params = SamplingParams(max_new_tokens=st.max_new_tokens, temperature=st.temperature, n=st.samples_per_task,
                                 seed=recipe.seed + r)
         outputs = backend.generate([row["prompt"] for row in rows], params)
-        pairs, sources = [], []
+        by_name = {t.name: t for t in tasks}
+        pairs, sources, log_rows = [], [], []
         for row, texts in zip(rows, outputs, strict=True):
             for text in texts:
                 parsed = parse_completion(text)
+                log_rows.append({"stage": f"self_train:{r}", "task": row["task"], "prompt_id": prompt_id(row["prompt"]),
+                                 "text": text, "well_formed": parsed.well_formed, "has_code": parsed.code is not None,
+                                 "parse_problem": parsed.problem})
                 if parsed.code is not None:
-                    task = next(t for t in tasks if t.name == row["task"])
+                    task = by_name[row["task"]]
                     pairs.append((task, Candidate(parsed.code, task.name, origin="policy:self_train")))
-                    sources.append((row["prompt"], text))
+                    sources.append((row["prompt"], text, len(log_rows) - 1))
         results = evaluate(pairs, run=f"{run.path.name}:self_train{r}") if pairs else []
-        keep = [{"prompt": p, "completion": [{"role": "assistant", "content": text}]}
-                for (p, text), res in zip(sources, results, strict=True)
-                if verified(res) and (res.speedup or 0.0) >= st.min_speedup]
+        keep = []
+        for (prompt, text, k), (_task, cand), res in zip(sources, pairs, results, strict=True):
+            log_rows[k].update(status=res.status, flags=list(res.flags), speedup=res.speedup, improves=res.improves)
+            norm = normalised_source(cand.source) or cand.source
+            if res.improves and (res.speedup or 0.0) >= st.min_speedup and norm not in kept_sources:
+                kept_sources.add(norm)
+                keep.append({"prompt": prompt, "completion": [{"role": "assistant", "content": text}]})
+        if run.is_main:
+            append_jsonl(run.path / "completions.jsonl", log_rows)
         figures: dict[str, Any] = {"round": r, "samples": sum(len(t) for t in outputs), "with_code": len(pairs),
-                                   "verified": len(keep)}
+                                   "correct": sum(x.verified for x in results), "kept": len(keep)}
         if keep:
             model, sft_figures = run_sft(model, tokenizer, keep, recipe.sft, run.path / "trainer" / f"self_train{r}",
                                          seed=recipe.seed + r, report_to=recipe.report_to)

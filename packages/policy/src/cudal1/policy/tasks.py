@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from cudal1.harness import Task, load_suite
 
-__all__ = ["TaskSelectionError", "resized_task", "select_tasks"]
+if TYPE_CHECKING:
+    from .recipe import TasksSection
+
+__all__ = ["TaskSelectionError", "held_out_names", "resized_task", "select_tasks", "train_and_held_out"]
 
 
 class TaskSelectionError(ValueError):
@@ -55,3 +59,48 @@ def select_tasks(suite: str, names: Sequence[str] = (), sizes: Mapping[str, Mapp
         raise TaskSelectionError(f"suite {suite} has no task {sorted(set(unknown))}; "
                                  f"list them with: uv run cudal1-eval --suite {suite} --list")
     return [resized_task(tasks[n], sizes.get(n, {})) for n in chosen]
+
+
+def held_out_names(split_name: str | None, extra: Sequence[str] = ()) -> list[str]:
+    """Task names a recipe keeps out of training: the split's held-out side plus ``extra``."""
+    from .splits import split
+
+    names = list(split(split_name).held_out) if split_name else []
+    return sorted(set(names) | set(extra))
+
+
+def train_and_held_out(section: TasksSection, evaluation_names: Sequence[str] = ()) -> tuple[list[Task], list[Task]]:
+    """The train tasks and the held-out tasks to evaluate of a recipe's ``tasks`` section (a
+    :class:`cudal1.policy.recipe.TasksSection`): ``names`` (default: every task of the suite not held out)
+    and ``evaluation_names`` (default: every held-out task), each resized by ``sizes``.
+
+    Raises TaskSelectionError for a held-out task in the training list, an evaluation task that is not held
+    out, an unknown task, or an empty side."""
+    suite = section.suite
+    names = list(section.names)
+    sizes = dict(section.sizes)
+    held = held_out_names(section.split, section.held_out)
+    leaked = sorted(set(names) & set(held))
+    if leaked:
+        raise TaskSelectionError(f"held-out task(s) {leaked} are in tasks.names: a task held out for evaluation "
+                                 f"is never trained on (remove them, or set tasks.split: null)")
+    available = {t.name for t in load_suite(suite)}
+    if not names:
+        names = sorted(available - set(held))
+    if not names:
+        raise TaskSelectionError(f"no train task left in suite {suite} once the held-out tasks are removed")
+    evaluation = list(evaluation_names) or [n for n in held if n in available]
+    unknown = sorted(set(evaluation) - available)
+    if unknown:
+        raise TaskSelectionError(f"suite {suite} has no task {unknown} (evaluation.names); "
+                                 f"list them with: uv run cudal1-eval --suite {suite} --list")
+    outside = sorted(set(evaluation) - set(held))
+    if outside:
+        raise TaskSelectionError(f"evaluation task(s) {outside} are not held out (tasks.split / tasks.held_out): "
+                                 f"measuring a task that training saw would not show generalisation")
+    train = select_tasks(suite, names, {k: v for k, v in sizes.items() if k in names})
+    unknown_sizes = sorted(set(sizes) - set(names) - set(evaluation) - available)
+    if unknown_sizes:
+        raise TaskSelectionError(f"tasks.sizes names task(s) {unknown_sizes} that suite {suite} does not have")
+    held_tasks = select_tasks(suite, evaluation, {k: v for k, v in sizes.items() if k in evaluation}) if evaluation else []
+    return train, held_tasks

@@ -9,7 +9,7 @@ from .checker import CheckVerdict, RewardChecker, build_judge_prompt, parse_judg
 from .fingerprint import fingerprint
 from .hack_store import HackCase, HackStore, HackStoreError, Match
 from .rounding import round_toward_one
-from .shaping import RewardConfig, speedup_reward
+from .shaping import RewardConfig, paid_speedup, speedup_reward
 from .smoothing import group_smooth
 from .suspicion import Suspicion, confirm, is_suspicious
 
@@ -27,6 +27,7 @@ __all__ = [
     "fingerprint",
     "group_smooth",
     "is_suspicious",
+    "paid_speedup",
     "parse_judge_reply",
     "round_toward_one",
     "speedup_reward",
