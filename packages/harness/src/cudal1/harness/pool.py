@@ -30,9 +30,9 @@ from . import buildcache, sandbox
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
 from .lanes import Lane, lane_cpus
+from .novelty import same_source
 from .pair import ReferenceSide, run_pair
 from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
-from .novelty import same_source
 from .static_checks import analyse
 from .syntax import syntax_problem
 from .types import Candidate, EvalResult, Task
