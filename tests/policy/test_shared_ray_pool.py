@@ -3,9 +3,10 @@
 The end-to-end test starts a local Ray head in this process (3 logical CPUs), then runs this file as a
 script under ``accelerate launch --multi_gpu --num_processes 2`` (accelerate's torchrun launcher: on a CPU
 it only starts the processes and sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT; ``--cpu`` would start
-one process, or need MPI). Both ranks call ``make_evaluator`` exactly as the training pipeline does, with
-the run's one store path; each evaluates two (task, candidate) pairs and reports what it saw. Marked slow:
-about 40 s on 2 cores (the launcher, two drivers importing torch, four harness workers)."""
+one process, or need MPI). Both ranks call ``make_evaluator`` as the training pipeline does, with the run's
+one store path, twice in turn (the pipeline makes an evaluator per stage); each evaluator evaluates one of
+the rank's (task, candidate) pairs, and each rank reports what it saw. Marked slow: about 50 s on 2 cores
+(the launcher, two drivers importing torch, two pools of two actors, four harness workers)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ TASK_NAME = "tiny_linear_relu"
 # rank -> [(candidate fixture, expected status)]: each rank's own pairs, told apart by their statuses
 RANK_PAIRS = {0: [("correct_rewrite", "ok"), ("wrong_values", "incorrect")],
               1: [("segfault", "runtime_error"), ("wrong_shape", "incorrect")]}
-NUM_ACTORS = 2
+NUM_ACTORS = 1
 
 
 def fast_config(cache_dir: str) -> EvalConfig:
@@ -50,6 +51,7 @@ def test_pool_share_reads_the_launcher_environment(tmp_path):
     # every rank of the run gets the same namespace; another run (store) another one
     assert pool_share(store_path=store, env={**env, "RANK": "0"}).namespace == s.namespace
     assert pool_share(store_path=str(tmp_path / "other.sqlite"), env=env).namespace != s.namespace
+    assert s.generation == 0 and s.namespace.endswith("-0")
     # precedence: argument > $CUDAL1_RAY_POOL > store path > MASTER_ADDR:MASTER_PORT
     assert pool_share(store_path=store, env={**env, "CUDAL1_RAY_POOL": "run-a"}).key == "run-a"
     assert pool_share(pool_name="run-b", store_path=store, env={**env, "CUDAL1_RAY_POOL": "run-a"}).key == "run-b"
@@ -58,6 +60,23 @@ def test_pool_share_reads_the_launcher_environment(tmp_path):
     assert pool_share(world_size=1, env=env) == PoolShare()
     assert pool_share(env={}) == PoolShare() and not PoolShare().shared and PoolShare().owner
     assert pool_share(rank=0, store_path=store, env=env).owner
+
+
+def test_each_rank_counts_its_pools_of_a_run(tmp_path):
+    """The n-th evaluator of every rank joins the n-th pool: a process counts the pools it made or joined,
+    per key and rank; an evaluator that failed to start does not count."""
+    env = {"WORLD_SIZE": "2", "CUDAL1_RAY_POOL": f"count-{tmp_path.name}"}
+    first0, first1 = pool_share(env={**env, "RANK": "0"}), pool_share(env={**env, "RANK": "1"})
+    assert first0.generation == first1.generation == 0
+    shared_pool.commit(first0)  # rank 0's first pool is up
+    assert pool_share(env={**env, "RANK": "0"}).generation == 1
+    assert pool_share(env={**env, "RANK": "1"}) == first1  # rank 1 has not joined it yet: still its first
+    shared_pool.commit(first1)
+    second1 = pool_share(env={**env, "RANK": "1"})
+    assert second1.generation == 1 and second1.namespace != first1.namespace
+    assert second1.namespace == pool_share(env={**env, "RANK": "0"}).namespace
+    shared_pool.commit(PoolShare())  # not shared: nothing to count
+    assert pool_share(env={**env, "RANK": "1"}).generation == 1
 
 
 def test_pool_share_errors_say_what_to_do():
@@ -138,24 +157,30 @@ def test_two_ranks_share_one_pool(ray_head, tmp_path):
     print(f"accelerate launch, 2 ranks: {wall:.1f} s")
     assert proc.returncode == 0, f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}"
     reports = {r: json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)}
-    for r, rep in reports.items():
-        print(f"rank {r}: startup {rep['startup_s']}, evaluate {rep['evaluate_s']:.1f} s")
-        assert rep["statuses"] == [status for _, status in RANK_PAIRS[r]], (r, rep["reasons"])
-    r0, r1 = reports[0], reports[1]
-    # rank 0 made the pool, rank 1 used it: the same actors (pids), named in one namespace, no other actor
-    assert (r0["owner"], r1["owner"]) == (True, False)
-    assert r0["namespace"] == r1["namespace"] == pool_share(store_path=str(store_path), world_size=2, rank=0).namespace
-    assert len(r0["actor_pids"]) == NUM_ACTORS and r1["actor_pids"] == r0["actor_pids"]
-    assert r1["named_actors"] == sorted([shared_pool.actor_name(k) for k in range(NUM_ACTORS)] + [shared_pool.MANIFEST])
-    assert r1["available_cpu"] == cpus - NUM_ACTORS, "rank 1 asked Ray for actors of its own"
+    for r, reps in reports.items():
+        for rep in reps:
+            print(f"rank {r} pool {rep['generation']}: startup {rep['startup_s']}, evaluate {rep['evaluate_s']:.1f} s")
+        assert [rep["status"] for rep in reps] == [status for _, status in RANK_PAIRS[r]], (r, reps)
+    namespaces = [pool_share(store_path=str(store_path), world_size=2, rank=0).namespace]
+    namespaces.append(namespaces[0][:-1] + "1")  # the run's second pool
+    for g, (r0, r1) in enumerate(zip(reports[0], reports[1], strict=True)):
+        # rank 0 made pool g, rank 1 used it: the same actors (pids), named in the pool's namespace, and no
+        # other pool's actor alive (the first was gone before the second started)
+        assert (r0["owner"], r1["owner"], r0["generation"], r1["generation"]) == (True, False, g, g)
+        assert r0["namespace"] == r1["namespace"] == namespaces[g]
+        assert len(r0["actor_pids"]) == NUM_ACTORS and r1["actor_pids"] == r0["actor_pids"]
+        names = [shared_pool.actor_name(k) for k in range(NUM_ACTORS)] + [shared_pool.MANIFEST]
+        assert r1["named_actors"] == sorted(f"{namespaces[g]}/{n}" for n in names)
+        assert r1["available_cpu"] == cpus - NUM_ACTORS, f"pool {g}: rank 1 asked Ray for actors of its own"
+    assert not set(reports[0][0]["actor_pids"]) & set(reports[0][1]["actor_pids"])  # a new pool, new actors
     # each rank's driver stored its own results in the run's store
     with ResultStore(store_path) as store:
         for r in (0, 1):
             assert sorted(res.status for res in store.results(run=f"rank{r}")) == sorted(s for _, s in RANK_PAIRS[r])
-    # rank 0 killed the pool once both were done: nothing left in the namespace, the CPUs free again
+    # rank 0 killed the last pool once both ranks were done: no pool actor left, the CPUs free again
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        left = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == r0["namespace"]]
+        left = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] in namespaces]
         if not left and _available_cpu(ray) == cpus:
             break
         time.sleep(0.2)
@@ -163,30 +188,34 @@ def test_two_ranks_share_one_pool(ray_head, tmp_path):
 
 
 def _rank_main(address: str, store_path: str, config_json: str, out_dir: str) -> int:
-    """One rank, as the training pipeline builds its evaluator: same config and store path on every rank."""
+    """One rank, as the training pipeline builds its evaluators: same config and store path on every rank,
+    one evaluator after another (the pipeline makes one per stage), one pair each."""
     import ray
 
     rank = int(os.environ["RANK"])
     task = next(t for t in load_suite(f"dir:{FIXTURES / 'tasks'}") if t.name == TASK_NAME)
-    pairs = [(task, Candidate(source=(FIXTURES / "candidates" / f"{name}.py").read_text(), task=task.name,
-                              origin="test")) for name, _ in RANK_PAIRS[rank]]
     cfg = EvalConfig.from_dict(json.loads(config_json))
-    with ResultStore(store_path) as store, \
-            make_evaluator(cfg, ray_address=address, store=store, num_actors=NUM_ACTORS, start_timeout_s=120,
-                           attach_timeout_s=120, release_timeout_s=120,
-                           init_kwargs={"log_to_driver": False}) as ev:
-        t0 = time.monotonic()
-        results = ev.evaluate(pairs, run=f"rank{rank}")
-        report = {
-            "rank": rank, "owner": ev.share.owner, "namespace": ev.share.namespace,
-            "startup_s": ev.startup_s, "evaluate_s": time.monotonic() - t0,
-            "actor_pids": sorted(info["pid"] for info in ev.actor_info.values()),
-            "statuses": [r.status for r in results], "reasons": [r.reason for r in results],
-            "named_actors": sorted(a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
-                                   if a["namespace"] == ev.share.namespace),
-            "available_cpu": float(ray.available_resources().get("CPU", 0.0)),
-        }
-        (Path(out_dir) / f"rank{rank}.json").write_text(json.dumps(report))
+    reports = []
+    with ResultStore(store_path) as store:
+        for name, _ in RANK_PAIRS[rank]:
+            pair = (task, Candidate(source=(FIXTURES / "candidates" / f"{name}.py").read_text(), task=task.name,
+                                    origin="test"))
+            with make_evaluator(cfg, ray_address=address, store=store, num_actors=NUM_ACTORS, start_timeout_s=120,
+                                attach_timeout_s=120, release_timeout_s=120,
+                                init_kwargs={"log_to_driver": False}) as ev:
+                t0 = time.monotonic()
+                (res,) = ev.evaluate([pair], run=f"rank{rank}")
+                reports.append({
+                    "owner": ev.share.owner, "namespace": ev.share.namespace, "generation": ev.share.generation,
+                    "startup_s": ev.startup_s, "evaluate_s": time.monotonic() - t0,
+                    "actor_pids": sorted(info["pid"] for info in ev.actor_info.values()),
+                    "status": res.status, "reason": res.reason,
+                    "named_actors": sorted(f"{a['namespace']}/{a['name']}"
+                                           for a in ray.util.list_named_actors(all_namespaces=True)
+                                           if a["namespace"].startswith("cudal1-pool-")),
+                    "available_cpu": float(ray.available_resources().get("CPU", 0.0)),
+                })
+    (Path(out_dir) / f"rank{rank}.json").write_text(json.dumps(reports))
     return 0
 
 

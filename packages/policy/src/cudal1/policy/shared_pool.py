@@ -14,6 +14,11 @@ rank would wait out the start timeout behind the first one's actors):
 - **shutdown**: each rank's ``close()`` tells the manifest it is done; rank 0's ``close()`` waits (up to
   ``release_timeout_s``) until every other rank has, then kills the actors. Named actors that are not
   detached die with rank 0's driver, so a crashed run leaves no pool behind.
+- **one pool after another**: a run may create and close several evaluators in turn (the pipeline does, per
+  stage). Each rank numbers the pools it has made for a key (its *generation*: 0, 1, ...), and the number
+  is part of the namespace, so every rank's n-th evaluator joins rank 0's n-th pool, never a pool being
+  closed. The ranks must therefore create their evaluators in the same order, as the ranks of one training
+  script do; a rank out of step finds a pool with another config (an error) or waits for one.
 
 Which pool a run uses (the *key*, hashed into the Ray namespace), first found of: the ``pool_name``
 argument, ``$CUDAL1_RAY_POOL``, the results store's absolute path (the run folder's results.sqlite, the same
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,9 +40,11 @@ from typing import Any
 POOL_ENV = "CUDAL1_RAY_POOL"
 MANIFEST = "manifest"
 _WAIT_STEP_S = 0.5
+_generations: dict[tuple[str, int], int] = {}  # (key, rank) -> pools this process has made/joined as that rank
+_generations_lock = threading.Lock()
 
-__all__ = ["MANIFEST", "POOL_ENV", "PoolManifest", "PoolShare", "actor_name", "attach", "name_taken", "named_options",
-           "pool_share", "publish", "release"]
+__all__ = ["MANIFEST", "POOL_ENV", "PoolManifest", "PoolShare", "actor_name", "attach", "commit", "name_taken",
+           "named_options", "pool_share", "publish", "release"]
 
 
 @dataclass(frozen=True)
@@ -47,13 +55,21 @@ class PoolShare:
         world_size: training processes of the run (1: not shared, the evaluator's actors are its own).
         rank: this process's rank, 0 <= rank < world_size; rank 0 creates the pool.
         key: what names the pool ("" when not shared), e.g. ``store:/runs/x/results.sqlite``.
-        namespace: Ray namespace of the pool's named actors ("" when not shared).
+        generation: the pool's number among those of ``key`` (see the module docstring).
+    ``namespace`` (a property): the Ray namespace of the pool's named actors ("" when not shared).
     """
 
     world_size: int = 1
     rank: int = 0
     key: str = ""
-    namespace: str = ""
+    generation: int = 0
+
+    @property
+    def namespace(self) -> str:
+        """``cudal1-pool-<hash of key>-<generation>``."""
+        if not self.shared:
+            return ""
+        return f"cudal1-pool-{hashlib.sha256(self.key.encode()).hexdigest()[:16]}-{self.generation}"
 
     @property
     def shared(self) -> bool:
@@ -83,7 +99,8 @@ def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
 
 def pool_share(*, world_size: int | None = None, rank: int | None = None, pool_name: str | None = None,
                store_path: str | None = None, env: Mapping[str, str] | None = None) -> PoolShare:
-    """This process's place in the run's shared pool.
+    """This process's place in the run's shared pool, for the next evaluator it creates (the generation
+    after the last one :func:`commit` counted).
 
     Args:
         world_size, rank: default ``$WORLD_SIZE`` (1) and ``$RANK`` (0), as accelerate/torchrun set them.
@@ -114,8 +131,18 @@ def pool_share(*, world_size: int | None = None, rank: int | None = None, pool_n
         raise ValueError(f"{n} processes (WORLD_SIZE) share one Ray evaluation pool, but nothing names it: give "
                          f"the evaluator a results store on disk, pass pool_name=, or set {POOL_ENV} to the same "
                          "value on every rank")
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return PoolShare(world_size=n, rank=r, key=key, namespace=f"cudal1-pool-{digest}")
+    with _generations_lock:
+        generation = _generations.get((key, r), 0)
+    return PoolShare(world_size=n, rank=r, key=key, generation=generation)
+
+
+def commit(share: PoolShare) -> None:
+    """Count ``share``'s pool as made (rank 0) or joined (other ranks): this process's next pool of that key
+    and rank is the next generation. Called once the evaluator is up; a failed start does not count."""
+    if share.shared:
+        with _generations_lock:
+            _generations[(share.key, share.rank)] = max(_generations.get((share.key, share.rank), 0),
+                                                        share.generation + 1)
 
 
 class PoolManifest:
