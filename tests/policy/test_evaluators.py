@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore, load_suite
-from cudal1.policy import evaluators
+from cudal1.policy import evaluators, shared_pool
 from cudal1.policy.evaluators import (
     Evaluator,
     EvaluatorError,
@@ -201,14 +201,17 @@ def test_ray_matches_local_keeps_order_and_stores_as_results_arrive(ray_ev, stor
 
 
 @pytest.mark.slow
-def test_ranks_share_rank_0s_actors(ray_ev, fast):
+def test_ranks_share_rank_0s_actors(ray_ev, fast, monkeypatch):
     """Two ranks of one run, here in one process: rank 1 uses rank 0's named actor, never starts its own."""
     share = {"world_size": 2, "pool_name": "test-share"}
     owner = RayEvaluator(fast, num_actors=1, rank=0, release_timeout_s=60, **share)
     try:
         assert owner.share.owner and owner.share.namespace.startswith("cudal1-pool-")
-        with pytest.raises(RuntimeError, match="already running.*another pool_name"):  # a second rank 0
-            RayEvaluator(fast, num_actors=1, rank=0, **share)
+        assert owner.share.generation == 0
+        with monkeypatch.context() as m:  # the rank 0 of another run with the same pool name (another process)
+            m.setattr(shared_pool, "_generations", {})
+            with pytest.raises(RuntimeError, match="already running.*another pool_name"):
+                RayEvaluator(fast, num_actors=1, rank=0, **share)
         with pytest.raises(ValueError, match="differs from that of rank 0.*time_budget_s"):
             RayEvaluator(fast.replace(time_budget_s=1.0), rank=1, **share)
         free = ray.available_resources().get("CPU", 0)
@@ -222,7 +225,7 @@ def test_ranks_share_rank_0s_actors(ray_ev, fast):
         t0 = time.monotonic()
         owner.close()
     assert time.monotonic() - t0 < 30  # rank 1 had closed: no wait for it
-    with pytest.raises(RuntimeError, match="did not appear within 1 s.*rank 0's log"):
+    with pytest.raises(RuntimeError, match="did not appear within 1 s.*rank 0's log"):  # rank 1's second pool
         RayEvaluator(fast, rank=1, attach_timeout_s=1, **share)
 
 
