@@ -106,10 +106,12 @@ def _judge(spec: str | None) -> Any:
 
 
 def _evaluation(recipe: Recipe, run: RunDir, held: list[Task], store: ResultStore, model: Any, tok: Any,
-                stage: str, log: Any) -> dict[str, Any] | None:
-    """The evaluation stage after ``stage`` (once per stage: a resumed run does not repeat it)."""
+                stage: str, log: Any, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The evaluation stage after ``stage`` (once per stage: a resumed run does not repeat it). ``state``: the
+    snapshot taken at the start of :func:`train`, updated by this process only, so that every rank of a run
+    skips the same stages (only rank 0 writes state.json, and a late rank must not read its later writes)."""
     ev_sec = recipe.evaluation
-    done = run.state().get("evaluated", [])
+    done = list(state.get("evaluated", []))
     if not (ev_sec.enabled and held) or stage in done:
         return None
     from .backends.transformers_local import TransformersBackend
@@ -124,7 +126,8 @@ def _evaluation(recipe: Recipe, run: RunDir, held: list[Task], store: ResultStor
                              temperature=ev_sec.temperature, seed=recipe.seed, bootstrap=ev_sec.bootstrap, log=log)
     finally:
         evaluator.close()
-    run.save_state(evaluated=[*done, stage])
+    state["evaluated"] = [*done, stage]
+    run.save_state(evaluated=state["evaluated"])
     return fig
 
 
@@ -146,7 +149,7 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         f"{', '.join(t.name for t in held) or 'none'}; harness on {cfg.device}")
     run.log("start", recipe=recipe.name, tasks=[t.name for t in tasks], held_out=[t.name for t in held],
             device=cfg.device, resumed=bool(resume), torch=torch.__version__)
-    _evaluation(recipe, run, held, eval_store, model, tok, "base", log)
+    _evaluation(recipe, run, held, eval_store, model, tok, "base", log, state)
     if recipe.sft.enabled and not state.get("sft_done"):
         examples = training_examples(recipe, tasks, held)
         log(f"stage 1: SFT on {len(examples)} examples")
@@ -159,9 +162,9 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         run.log("sft", peak_rss_gib=peak_rss_gib(), **figures)
         log(f"stage 1 done: {figures['steps']} steps, loss {figures['train_loss']:.3f}, {figures['seconds']:.0f} s")
     if recipe.sft.enabled:
-        _evaluation(recipe, run, held, eval_store, model, tok, "sft", log)
+        _evaluation(recipe, run, held, eval_store, model, tok, "sft", log, state)
     st = recipe.self_train
-    st_start = int(run.state().get("self_train_rounds_done", 0))
+    st_start = int(state.get("self_train_rounds_done", 0))
     if st.enabled and st_start < st.rounds:
         from .self_training import self_train
 
@@ -174,11 +177,11 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         if run.is_main:
             model.save_pretrained(str(run.checkpoint))
     if st.enabled and st.rounds > 0:
-        _evaluation(recipe, run, held, eval_store, model, tok, "self_train", log)
+        _evaluation(recipe, run, held, eval_store, model, tok, "self_train", log, state)
     checker = RewardChecker(HackStore(run.path / "hacks.sqlite"), judge=_judge(recipe.reward.judge))
     rc = recipe.reward
     g = recipe.grpo
-    start = int(run.state().get("grpo_rounds_done", 0))
+    start = int(state.get("grpo_rounds_done", 0))
     if g.enabled and start < g.rounds:
         evaluator = _make_evaluator(recipe, cfg, store)
         try:
@@ -197,7 +200,7 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         finally:
             evaluator.close()
     if g.enabled and g.rounds > 0:
-        _evaluation(recipe, run, held, eval_store, model, tok, "grpo", log)
+        _evaluation(recipe, run, held, eval_store, model, tok, "grpo", log, state)
     figures = summarize_run(run, store, time.monotonic() - t0)
     if run.is_main:
         (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))
