@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 __all__ = ["SIGNATURE_OPS_MAX", "normalised_source", "op_signature", "same_source"]
 
-SIGNATURE_OPS_MAX = 100_000  #: operators a signature covers (a longer call is hashed up to here, then counted)
+SIGNATURE_OPS_MAX = 100_000  #: operators of one call an OpRecorder keeps for its signature (the rest are not hashed)
 
 _DROP_FUNCS = frozenset({"get_inputs", "get_init_inputs"})
 _MODEL_NAMES = frozenset({"Model", "ModelNew"})
@@ -132,13 +132,6 @@ def op_signature(ops: Iterable[tuple[str, str]]) -> str:
     """A digest of one call's operator sequence: ``ops`` yields ``(operator name, shapes and dtypes)`` in
     dispatch order (:class:`cudal1.harness.integrity.OpRecorder` records them)."""
     h = hashlib.sha256()
-    n = 0
     for name, args in ops:
-        n += 1
-        if n <= SIGNATURE_OPS_MAX:
-            h.update(name.encode())
-            h.update(b"\0")
-            h.update(args.encode())
-            h.update(b"\n")
-    h.update(f"#{n}".encode())
+        h.update(f"{name}\0{args}\n".encode())
     return h.hexdigest()

@@ -32,7 +32,7 @@ from cudal1.prompts import Exemplar
 from cudal1.rewards import paid_speedup
 
 from .backends.base import SamplingParams
-from .rewarding import append_jsonl, parse_completion, prompt_id
+from .rewarding import append_jsonl, completion_row, parse_completion
 from .run_log import RunDir
 from .seed_data import reference_as_modelnew
 
@@ -109,14 +109,8 @@ def evaluate_stage(stage: str, generate: Callable[[list, SamplingParams], list[l
     fig = summarise(samples, bootstrap=bootstrap, seed=seed)
     fig.update(stage=stage, seconds=time.monotonic() - t0, generation_s=gen_s,
                format_rate=sum(p.well_formed for *_, p in parsed_all) / max(len(parsed_all), 1))
-    rows = []
-    for i, j, text, p in parsed_all:
-        r = got.get((i, j))
-        rows.append({"stage": f"evaluation:{stage}", "task": tasks[i].name, "prompt_id": prompt_id(prompts[i]),
-                     "text": text, "well_formed": p.well_formed, "has_code": p.code is not None,
-                     "parse_problem": p.problem, "status": r.status if r is not None else "no_code",
-                     "flags": list(r.flags) if r is not None else [], "speedup": r.speedup if r is not None else None,
-                     "improves": bool(r is not None and r.improves)})
+    rows = [completion_row(f"evaluation:{stage}", tasks[i].name, prompts[i], text, p, got.get((i, j)))
+            for i, j, text, p in parsed_all]
     if run.is_main:
         append_jsonl(run.path / "completions.jsonl", rows)
         out = run.path / "evaluation"

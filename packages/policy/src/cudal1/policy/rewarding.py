@@ -41,7 +41,7 @@ from cudal1.harness import evaluate as harness_evaluate
 from cudal1.prompts import ResponseFormatError, extract_code, parse_response
 from cudal1.rewards import RewardChecker, RewardConfig, Suspicion, group_smooth, speedup_reward
 
-__all__ = ["HarnessReward", "ParsedCompletion", "append_jsonl", "parse_completion", "prompt_id"]
+__all__ = ["HarnessReward", "ParsedCompletion", "append_jsonl", "completion_row", "parse_completion", "prompt_id"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,23 @@ def append_jsonl(path: str | Path | None, rows: Sequence[Mapping[str, Any]]) -> 
     with p.open("a") as f:
         for row in rows:
             f.write(json.dumps(row, default=str) + "\n")
+
+
+def completion_row(stage: str, task: str, prompt: Any, text: str, parsed: ParsedCompletion,
+                   result: EvalResult | None, reward: float | None = None) -> dict[str, Any]:
+    """One line of a run's completions.jsonl: the completion's text and every outcome (``result`` None: no code
+    or not measured)."""
+    r = result
+    row: dict[str, Any] = {
+        "stage": stage, "task": task, "prompt_id": prompt_id(prompt), "text": text,
+        "well_formed": parsed.well_formed, "has_code": parsed.code is not None, "parse_problem": parsed.problem,
+        "status": r.status if r is not None else "no_code", "flags": list(r.flags) if r is not None else [],
+        "speedup": r.speedup if r is not None else None,
+        "speedup_ci": list(r.speedup_ci) if r is not None and r.speedup_ci else None,
+        "improves": bool(r is not None and r.improves)}
+    if reward is not None:
+        row["reward"] = reward
+    return row
 
 
 @dataclass
@@ -173,17 +190,8 @@ class HarnessReward:
 
     def _keep(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
               parsed: list[ParsedCompletion], results: Mapping[int, EvalResult], rewards: list[float]) -> None:
-        rows = []
-        for i, p in enumerate(parsed):
-            r = results.get(i)
-            rows.append({"stage": self.stage, "task": task[i], "prompt_id": prompt_id(prompts[i]),
-                         "text": completion_text(completions[i]), "well_formed": p.well_formed,
-                         "has_code": p.code is not None, "parse_problem": p.problem,
-                         "status": r.status if r is not None else "no_code",
-                         "flags": list(r.flags) if r is not None else [],
-                         "speedup": r.speedup if r is not None else None,
-                         "speedup_ci": list(r.speedup_ci) if r is not None and r.speedup_ci else None,
-                         "improves": bool(r is not None and r.improves), "reward": rewards[i]})
+        rows = [completion_row(self.stage, task[i], prompts[i], completion_text(completions[i]), p, results.get(i),
+                               rewards[i]) for i, p in enumerate(parsed)]
         append_jsonl(self.completions_log, rows)
 
     def _remeasure(self, pair: tuple[Task, Candidate]) -> EvalResult:

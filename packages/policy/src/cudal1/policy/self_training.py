@@ -19,7 +19,7 @@ from .backends.base import SamplingParams
 from .backends.transformers_local import TransformersBackend
 from .contrastive import build_prompt_rows
 from .recipe import Recipe
-from .rewarding import append_jsonl, parse_completion, prompt_id
+from .rewarding import append_jsonl, completion_row, parse_completion
 from .run_log import RunDir, peak_rss_gib
 from .sft import run_sft
 
@@ -47,25 +47,26 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
         for row, texts in zip(rows, outputs, strict=True):
             for text in texts:
                 parsed = parse_completion(text)
-                log_rows.append({"stage": f"self_train:{r}", "task": row["task"], "prompt_id": prompt_id(row["prompt"]),
-                                 "text": text, "well_formed": parsed.well_formed, "has_code": parsed.code is not None,
-                                 "parse_problem": parsed.problem})
+                sources.append((row, text, parsed))
                 if parsed.code is not None:
                     task = by_name[row["task"]]
                     pairs.append((task, Candidate(parsed.code, task.name, origin="policy:self_train")))
-                    sources.append((row["prompt"], text, len(log_rows) - 1))
-        results = evaluate(pairs, run=f"{run.path.name}:self_train{r}") if pairs else []
-        keep = []
-        for (prompt, text, k), (_task, cand), res in zip(sources, pairs, results, strict=True):
-            log_rows[k].update(status=res.status, flags=list(res.flags), speedup=res.speedup, improves=res.improves)
-            norm = normalised_source(cand.source) or cand.source
+        results = iter(evaluate(pairs, run=f"{run.path.name}:self_train{r}") if pairs else [])
+        keep, measured = [], []
+        for row, text, parsed in sources:
+            res = next(results) if parsed.code is not None else None
+            log_rows.append(completion_row(f"self_train:{r}", row["task"], row["prompt"], text, parsed, res))
+            if res is None:
+                continue
+            measured.append(res)
+            norm = normalised_source(parsed.code or "") or parsed.code
             if res.improves and (res.speedup or 0.0) >= st.min_speedup and norm not in kept_sources:
                 kept_sources.add(norm)
-                keep.append({"prompt": prompt, "completion": [{"role": "assistant", "content": text}]})
+                keep.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": text}]})
         if run.is_main:
             append_jsonl(run.path / "completions.jsonl", log_rows)
         figures: dict[str, Any] = {"round": r, "samples": sum(len(t) for t in outputs), "with_code": len(pairs),
-                                   "correct": sum(x.verified for x in results), "kept": len(keep)}
+                                   "correct": sum(x.verified for x in measured), "kept": len(keep)}
         if keep:
             model, sft_figures = run_sft(model, tokenizer, keep, recipe.sft, run.path / "trainer" / f"self_train{r}",
                                          seed=recipe.seed + r, report_to=recipe.report_to)
