@@ -155,8 +155,10 @@ class ScriptedEvaluator:
             prev = self.store.lookup(task, cand, self.config)
             if prev is None:
                 status, speedup, flags = self.verdicts[re.search(r"# (\w+)", cand.source).group(1)]
-                prev = EvalResult(task=task.name, status=status, speedup=speedup, flags=flags, task_hash=task.hash,
-                                  candidate_hash=cand.hash, baseline=self.config.baseline, device="cpu")
+                ci = None if speedup is None else (speedup * 0.95, speedup * 1.05)  # as a measurement would carry
+                prev = EvalResult(task=task.name, status=status, speedup=speedup, speedup_ci=ci, flags=flags,
+                                  task_hash=task.hash, candidate_hash=cand.hash, baseline=self.config.baseline,
+                                  device="cpu")
                 self.store.add(prev, task, cand, self.config, run=run)
             out.append(prev)
         return out
