@@ -160,3 +160,27 @@ def test_group_smoothing_per_prompt_group():
     got = r(["a", "a", "b", "b"], [GOOD] * 4, ["t"] * 4)
     assert got[0] < 0 < got[1] and got[2] == got[3] == 0.0
     assert all(math.isfinite(v) and -1.5 <= v <= 1.5 for v in got)
+
+
+def test_shuffled_reward_control_pays_earned_rewards_in_another_order_and_logs_both(tmp_path):
+    """The learning experiment's control: the trainer gets the batch's rewards permuted (so they say nothing about
+    the completion they are paid to), while the log and the metrics keep what each completion earned."""
+    texts = [GOOD, NO_CODE, CODE_ONLY, GOOD, GOOD, NO_CODE]
+    results = lambda: [ok(2.0), ok(1.5), ok(3.0), EvalResult(task="t", status="incorrect")]  # noqa: E731
+    earned = reward_fn(Scripted(*results()))(["p"] * 6, texts, ["t"] * 6)
+    assert earned == [2.0, -1.0, 1.5 - 0.2, 3.0, -0.5, -1.0]
+    paid = []
+    for seed in (0, 0, 1):
+        log = tmp_path / f"c{len(paid)}.jsonl"
+        metrics = {}
+        r = reward_fn(Scripted(*results()), shuffle_seed=seed, completions_log=log)
+        paid.append(r(["p"] * 6, texts, ["t"] * 6, log_metric=metrics.__setitem__))
+        rows = [json.loads(x) for x in log.read_text().splitlines()]
+        assert [x["true_reward"] for x in rows] == earned and [x["reward"] for x in rows] == paid[-1]
+        assert metrics["reward_mean"] == pytest.approx(sum(earned) / 6)
+    assert sorted(paid[0]) == sorted(earned) and paid[0] != earned  # a permutation, not the earned order
+    assert paid[0] == paid[1] and paid[2] != paid[0]  # seeded: a control run can be repeated
+    # without the control the log has no true_reward and the trainer gets the earned order
+    log = tmp_path / "plain.jsonl"
+    assert reward_fn(Scripted(*results()), completions_log=log)(["p"] * 6, texts, ["t"] * 6) == earned
+    assert all("true_reward" not in json.loads(x) for x in log.read_text().splitlines())

@@ -27,7 +27,7 @@ from .seed_data import read_jsonl, seed_examples
 from .sft import run_sft
 from .tasks import train_and_held_out
 
-__all__ = ["eval_config", "prepare_run", "summary_markdown", "train", "training_examples"]
+__all__ = ["eval_config", "evaluate_held_out", "prepare_run", "summary_markdown", "train", "training_examples"]
 
 
 def prepare_run(recipe_name: str, overrides: list[str], configs_dir: Path, output_dir: str | None = None,
@@ -105,11 +105,12 @@ def _judge(spec: str | None) -> Any:
     return lambda prompt: backend.generate([[{"role": "user", "content": prompt}]], params)[0][0]
 
 
-def _evaluation(recipe: Recipe, run: RunDir, held: list[Task], store: ResultStore, model: Any, tok: Any,
-                stage: str, log: Any, state: dict[str, Any]) -> dict[str, Any] | None:
-    """The evaluation stage after ``stage`` (once per stage: a resumed run does not repeat it). ``state``: the
-    snapshot taken at the start of :func:`train`, updated by this process only, so that every rank of a run
-    skips the same stages (only rank 0 writes state.json, and a late rank must not read its later writes)."""
+def evaluate_held_out(recipe: Recipe, run: RunDir, held: list[Task], store: ResultStore, model: Any, tok: Any,
+                      stage: str, log: Any, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The evaluation stage after ``stage`` (once per stage: a resumed run does not repeat it); its figures, or
+    None when skipped. ``state``: the snapshot taken at the start of :func:`train`, updated by this process
+    only, so that every rank of a run skips the same stages (only rank 0 writes state.json, and a late rank must
+    not read its later writes). Also used by the learning experiment's control arms (benchmarks/scripts)."""
     ev_sec = recipe.evaluation
     done = list(state.get("evaluated", []))
     if not (ev_sec.enabled and held) or stage in done:
@@ -149,7 +150,7 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         f"{', '.join(t.name for t in held) or 'none'}; harness on {cfg.device}")
     run.log("start", recipe=recipe.name, tasks=[t.name for t in tasks], held_out=[t.name for t in held],
             device=cfg.device, resumed=bool(resume), torch=torch.__version__)
-    _evaluation(recipe, run, held, eval_store, model, tok, "base", log, state)
+    evaluate_held_out(recipe, run, held, eval_store, model, tok, "base", log, state)
     if recipe.sft.enabled and not state.get("sft_done"):
         examples = training_examples(recipe, tasks, held)
         log(f"stage 1: SFT on {len(examples)} examples")
@@ -162,7 +163,7 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         run.log("sft", peak_rss_gib=peak_rss_gib(), **figures)
         log(f"stage 1 done: {figures['steps']} steps, loss {figures['train_loss']:.3f}, {figures['seconds']:.0f} s")
     if recipe.sft.enabled:
-        _evaluation(recipe, run, held, eval_store, model, tok, "sft", log, state)
+        evaluate_held_out(recipe, run, held, eval_store, model, tok, "sft", log, state)
     st = recipe.self_train
     st_start = int(state.get("self_train_rounds_done", 0))
     if st.enabled and st_start < st.rounds:
@@ -177,7 +178,7 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         if run.is_main:
             model.save_pretrained(str(run.checkpoint))
     if st.enabled and st.rounds > 0:
-        _evaluation(recipe, run, held, eval_store, model, tok, "self_train", log, state)
+        evaluate_held_out(recipe, run, held, eval_store, model, tok, "self_train", log, state)
     checker = RewardChecker(HackStore(run.path / "hacks.sqlite"), judge=_judge(recipe.reward.judge))
     rc = recipe.reward
     g = recipe.grpo
@@ -192,7 +193,8 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
                                    store=store, config=recipe.reward_config(), no_code=rc.no_code,
                                    format_penalty=rc.format_penalty, checker=checker, smoothing=rc.group_smoothing,
                                    run=run.path.name, remeasure=remeasure,
-                                   completions_log=run.path / "completions.jsonl" if run.is_main else None)
+                                   completions_log=run.path / "completions.jsonl" if run.is_main else None,
+                                   shuffle_seed=recipe.seed + 7919 * run.rank if rc.shuffle else None)
             log(f"stage 3: contrastive GRPO, rounds {start + 1}..{g.rounds}, every train task ({len(tasks)}) x "
                 f"{g.prompts_per_task} prompt(s) x {g.num_generations} completions each round")
             model = run_grpo(model, tok, recipe, tasks, store, reward, run,
@@ -200,7 +202,7 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
         finally:
             evaluator.close()
     if g.enabled and g.rounds > 0:
-        _evaluation(recipe, run, held, eval_store, model, tok, "grpo", log, state)
+        evaluate_held_out(recipe, run, held, eval_store, model, tok, "grpo", log, state)
     figures = summarize_run(run, store, time.monotonic() - t0)
     if run.is_main:
         (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))

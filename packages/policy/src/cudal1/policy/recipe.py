@@ -153,13 +153,16 @@ class RewardSection:
     failure values, unchanged, unverified, flag_penalties); plus format_penalty subtracted when the response
     lacks the contrastive sections but has code; no_code: the reward of a response without code;
     group_smoothing clips group-normalised rewards to [-1.5, 1.5]; judge: an ``openai:URL#MODEL`` spec for the
-    reward checker's LLM judge (rules only when None)."""
+    reward checker's LLM judge (rules only when None); shuffle: a control run's setting, never a training one:
+    GRPO is paid each batch's rewards in random order (seeded by the recipe's seed), so that the rewards carry
+    no information about the completions (the learning experiment's shuffled-reward control)."""
 
     shaping: dict[str, Any] = field(default_factory=dict)
     no_code: float = -1.0
     format_penalty: float = 0.2
     group_smoothing: bool = False
     judge: str | None = None
+    shuffle: bool = False
 
 
 @dataclass

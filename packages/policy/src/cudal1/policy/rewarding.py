@@ -16,6 +16,10 @@
    1); optional group smoothing per prompt group.
 6. Every completion is appended to ``completions_log`` (JSONL: stage, task, prompt id, text, parse outcome,
    status, flags, speedup, reward), so a format failure can be read afterwards.
+7. Control runs only (``shuffle_seed`` set): the batch's rewards are permuted at random before the trainer
+   sees them, so they no longer depend on the completions they are paid to (the learning experiment's
+   shuffled-reward control). completions.jsonl then holds the paid value as ``reward`` and the earned one as
+   ``true_reward``; metrics are of the earned rewards.
 
 Metrics per call (logged through trl's ``log_metric`` and kept in :attr:`HarnessReward.history`):
 format_rate, compile_rate, correct_rate, novel_correct_rate (correct and not the reference), improved_rate
@@ -28,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import random
 import statistics
 import time
 from collections import Counter
@@ -123,6 +128,7 @@ class HarnessReward:
         remeasure: ``remeasure(task, candidate) -> EvalResult``, a fresh measurement through the evaluator in
             use (stored by it); None: a one-off local pool (stored here).
         completions_log: JSONL file every completion is appended to (None: not kept); ``stage`` labels them.
+        shuffle_seed: control runs only: permute each batch's rewards with this seed (step 7); None: never.
     """
 
     tasks: Mapping[str, Task]
@@ -142,6 +148,12 @@ class HarnessReward:
     remeasure: Callable[[Task, Candidate], EvalResult] | None = None
     completions_log: str | Path | None = None
     stage: str = "grpo"
+    shuffle_seed: int | None = None
+    _shuffler: random.Random | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.shuffle_seed is not None:
+            self._shuffler = random.Random(self.shuffle_seed)
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
                  log_metric: Callable[[str, float], None] | None = None, **_: Any) -> list[float]:
@@ -178,20 +190,33 @@ class HarnessReward:
         if self.smoothing and self.group_size > 1 and len(rewards) % self.group_size == 0:
             rewards = [v for g in range(0, len(rewards), self.group_size)
                        for v in group_smooth(rewards[g:g + self.group_size])]
+        paid = self._shuffled(rewards)
         if self.completions_log is not None:
-            self._keep(prompts, completions, task, parsed, results, rewards)
+            self._keep(prompts, completions, task, parsed, results, paid, rewards if paid is not rewards else None)
         metrics = self._metrics(parsed, results, rewards, time.monotonic() - t0)
         self.history.append(metrics)
         if log_metric is not None:
             for k, v in metrics.items():
                 if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
                     log_metric(k, float(v))
-        return rewards
+        return paid
+
+    def _shuffled(self, rewards: list[float]) -> list[float]:
+        """``rewards`` itself, or (shuffled-reward control) a random permutation of it as a new list."""
+        if self._shuffler is None:
+            return rewards
+        paid = list(rewards)
+        self._shuffler.shuffle(paid)
+        return paid
 
     def _keep(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
-              parsed: list[ParsedCompletion], results: Mapping[int, EvalResult], rewards: list[float]) -> None:
+              parsed: list[ParsedCompletion], results: Mapping[int, EvalResult], rewards: list[float],
+              true_rewards: list[float] | None = None) -> None:
         rows = [completion_row(self.stage, task[i], prompts[i], completion_text(completions[i]), p, results.get(i),
                                rewards[i]) for i, p in enumerate(parsed)]
+        if true_rewards is not None:
+            for row, earned in zip(rows, true_rewards, strict=True):
+                row["true_reward"] = earned
         append_jsonl(self.completions_log, rows)
 
     def _remeasure(self, pair: tuple[Task, Candidate]) -> EvalResult:

@@ -1,0 +1,298 @@
+"""The learning experiment (issue 16): does contrastive GRPO teach the policy anything that carries over to
+tasks it never trained on, beyond what the same sample budget buys without it?
+
+Per seed, from one recipe (default: apps/configs/default.yaml), five arms, all evaluated on the recipe's held-out
+tasks by the pipeline's own evaluation stage (cudal1.policy.evaluation: correct@1, novel-correct rate,
+best-of-k geomean with a bootstrap CI, fraction of tasks improved):
+
+* ``base``      the untrained policy (evaluated before SFT in the ``sft`` run);
+* ``sft``       stage-1 SFT on the seed data (the starting point of every other arm);
+* ``grpo``      the recipe's pipeline after SFT: self-training rounds, then contrastive GRPO (``self_train`` is
+                evaluated on the way);
+* ``shuffled``  the same, but GRPO is paid each batch's rewards in random order (``reward.shuffle``): what
+                training on harness-shaped batches does when the reward carries no information;
+* ``sft_long``  SFT only, continued from the ``sft`` checkpoint on as many further seed examples as the
+                ``grpo`` arm drew completions in self-training and GRPO (the same sample budget, spent on SFT);
+* ``search``    no training: ``apps/optimize.py``'s fixed-parameter contrastive search
+                (cudal1.policy.search) with the ``sft`` checkpoint, run directly on the held-out tasks with as
+                many completions as the ``grpo`` arm drew in training plus its evaluation (the same budget,
+                spent where it is measured). Its figures are those of all its completions in sampling order
+                (best-of-k over its larger k).
+
+The arms fork one another's run folders (sft -> self_train -> grpo / shuffled; sft -> sft_long; sft ->
+search), so they start from the same checkpoint and the same results store. Each phase is skipped when its
+output exists, so an interrupted experiment continues where it stopped.
+
+Pooled over seeds: per arm, the geomean of the best paid speedup over (seed, held-out task) pairs with a
+bootstrap 95% CI over those pairs, and the mean of the other figures. Learning is claimed only when the
+``grpo`` arm's pooled CI lies above both ``sft_long``'s and ``search``'s; otherwise results.json says so.
+
+    uv run python benchmarks/scripts/learning_experiment.py --out benchmarks/results/DATE-learning-cpu \\
+        --seeds 0,1,2 [--recipe apps/configs/default.yaml] [section.key=value ...]
+    uv run python benchmarks/scripts/learning_experiment.py --out DIR --report   # tables only, from what exists
+
+Writes DIR/recipe.yaml (the resolved recipe of seed 0), DIR/seed<N>/<arm>/ (run folders, search folder),
+DIR/results.json and DIR/results.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "apps" / "configs"
+ARMS = ("base", "sft", "self_train", "grpo", "shuffled", "sft_long", "search")
+
+
+def budget(recipe: Any, n_train: int, n_held: int) -> dict[str, int]:
+    """The sample budget of the ``grpo`` arm: completions drawn in self-training and in GRPO (on train tasks)
+    and in one evaluation (on held-out tasks)."""
+    st, g, ev = recipe.self_train, recipe.grpo, recipe.evaluation
+    self_train = st.rounds * st.samples_per_task * n_train if st.enabled else 0
+    grpo = g.rounds * n_train * g.prompts_per_task * g.num_generations if g.enabled else 0
+    return {"self_train": self_train, "grpo": grpo, "training": self_train + grpo,
+            "evaluation": ev.samples_per_task * n_held}
+
+
+def search_shape(b: dict[str, int], n_held: int, rounds: int) -> tuple[int, int]:
+    """(rounds, candidates per task and round) of the search arm: at most the training + evaluation budget."""
+    total = b["training"] + b["evaluation"]
+    rounds = max(1, rounds)
+    per = max(1, total // (n_held * rounds))
+    return rounds, per
+
+
+def _fork(src: Path, dst: Path) -> None:
+    """``dst`` as a copy of run folder ``src`` (unless it exists: an interrupted fork continues)."""
+    if not dst.exists():
+        shutil.copytree(src, dst)
+
+
+def _eval_file(run: Path, stage: str) -> Path:
+    return run / "evaluation" / f"{stage}.json"
+
+
+def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: Callable[[str], Any]) -> dict[str, float]:
+    """Every arm of one seed into ``out``; returns wall seconds per phase (phases already done: not timed)."""
+    from cudal1.policy.pipeline import train
+    from cudal1.policy.recipe import load_recipe
+    from cudal1.policy.run_log import RunDir
+
+    def recipe(*more: str) -> Any:
+        return load_recipe(base_recipe, [*overrides, f"seed={seed}", *more], configs_dir=CONFIGS)
+
+    full = recipe()
+    seconds: dict[str, float] = {}
+
+    def phase(name: str, done: Path, body: Callable[[], Any]) -> None:
+        if done.exists():
+            log(f"seed {seed}: {name} already done")
+            return
+        log(f"seed {seed}: {name}")
+        t0 = time.monotonic()
+        body()
+        seconds[name] = time.monotonic() - t0
+
+    sft = out / "sft"
+    phase("sft", _eval_file(sft, "sft"), lambda: train(
+        recipe("self_train.enabled=false", "grpo.enabled=false"), RunDir(sft), log=log))
+    start = sft
+    if full.self_train.enabled and full.self_train.rounds > 0:
+        st = out / "self_train"
+        _fork(sft, st)
+        phase("self_train", _eval_file(st, "self_train"),
+              lambda: train(recipe("grpo.enabled=false"), RunDir(st), log=log))
+        start = st
+    for arm, more in (("grpo", []), ("shuffled", ["reward.shuffle=true"])):
+        folder = out / arm
+        _fork(start, folder)
+        phase(arm, _eval_file(folder, "grpo"), lambda folder=folder, more=more: train(
+            recipe(*more), RunDir(folder), log=log))
+    sft_long = out / "sft_long"
+    _fork(sft, sft_long)
+    phase("sft_long", _eval_file(sft_long, "sft_long"), lambda: _sft_long(full, sft_long, log))
+    search = out / "search"
+    phase("search", _eval_file(search, "search"), lambda: _search(full, sft / "checkpoint", search, log))
+    return seconds
+
+
+def _sft_long(recipe: Any, run_path: Path, log: Callable[[str], Any]) -> None:
+    """SFT continued from the fork's checkpoint on ``budget['training']`` more seed examples, then evaluated."""
+    from cudal1.harness import ResultStore
+    from cudal1.policy.loading import load_policy
+    from cudal1.policy.pipeline import evaluate_held_out, training_examples
+    from cudal1.policy.run_log import RunDir
+    from cudal1.policy.sft import run_sft
+    from cudal1.policy.tasks import train_and_held_out
+
+    tasks, held = train_and_held_out(recipe.tasks, recipe.evaluation.names)
+    b = budget(recipe, len(tasks), len(held))
+    run = RunDir(run_path)
+    model, tok, _ = load_policy(recipe.policy, seed=recipe.seed, checkpoint=run.checkpoint)
+    examples = training_examples(recipe, tasks, held)
+    # one example per optimizer step in the default recipe; max_steps fixes the count whatever the batch size
+    per_step = recipe.sft.batch_size * recipe.sft.grad_accum
+    section = replace(recipe.sft, max_steps=max(1, math.ceil(b["training"] / per_step)))
+    log(f"sft_long: {b['training']} more examples ({section.max_steps} steps) from {run.checkpoint}")
+    model, figures = run_sft(model, tok, examples, section, run.path / "trainer" / "sft_long", seed=recipe.seed)
+    run.log("sft_long", budget=b["training"], **figures)
+    store = ResultStore(run.path / "evaluation.sqlite")
+    try:
+        evaluate_held_out(recipe, run, held, store, model, tok, "sft_long", log, run.state())
+    finally:
+        store.close()
+
+
+def _search(recipe: Any, checkpoint: Path, out: Path, log: Callable[[str], Any]) -> None:
+    """The fixed-parameter search of the held-out tasks with the SFT checkpoint; its figures as an evaluation."""
+    from cudal1.harness import ResultStore
+    from cudal1.policy.backends.transformers_local import TransformersBackend
+    from cudal1.policy.evaluation import summarise
+    from cudal1.policy.loading import load_policy
+    from cudal1.policy.pipeline import eval_config
+    from cudal1.policy.search import SearchConfig, contrastive_search
+    from cudal1.policy.tasks import train_and_held_out
+
+    tasks, held = train_and_held_out(recipe.tasks, recipe.evaluation.names)
+    b = budget(recipe, len(tasks), len(held))
+    rounds, per = search_shape(b, len(held), recipe.self_train.rounds * recipe.self_train.enabled
+                               + recipe.grpo.rounds * recipe.grpo.enabled)
+    model, tok, _ = load_policy(recipe.policy, seed=recipe.seed, checkpoint=checkpoint)
+    ev = recipe.evaluation
+    config = SearchConfig(rounds=rounds, candidates=per, exemplars=recipe.grpo.exemplars,
+                          max_new_tokens=ev.max_new_tokens, temperature=ev.temperature, seed=recipe.seed,
+                          prompt_tokens=recipe.grpo.prompt_budget_tokens)
+    log(f"search: {rounds} round(s) x {per} completions x {len(held)} held-out task(s) "
+        f"(budget {b['training'] + b['evaluation']})")
+    t0 = time.monotonic()
+    contrastive_search(held, TransformersBackend(model, tok), out, config=config,
+                       eval_config=eval_config(recipe, ev.harness), log=log)
+    store = ResultStore(out / "results.sqlite")
+    try:
+        by_hash = {r.candidate_hash: r for r in store.results()}
+    finally:
+        store.close()
+    samples: dict[str, list[Any]] = {t.name: [] for t in held}
+    for line in (out / "history.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        samples[rec["task"]].append(by_hash.get(rec["candidate_hash"]) if rec["candidate_hash"] else None)
+    fig = summarise(samples, bootstrap=ev.bootstrap, seed=recipe.seed)
+    fig.update(stage="search", seconds=time.monotonic() - t0, rounds=rounds, candidates=per)
+    (out / "evaluation").mkdir(exist_ok=True)
+    _eval_file(out, "search").write_text(json.dumps(fig, indent=1, default=str))
+
+
+def _arm_figures(seed_dir: Path) -> dict[str, dict[str, Any]]:
+    """arm -> the evaluation figures of one seed (arms whose file is missing are left out)."""
+    where = {"base": ("sft", "base"), "sft": ("sft", "sft"), "self_train": ("self_train", "self_train"),
+             "grpo": ("grpo", "grpo"), "shuffled": ("shuffled", "grpo"), "sft_long": ("sft_long", "sft_long"),
+             "search": ("search", "search")}
+    out = {}
+    for arm, (folder, stage) in where.items():
+        f = _eval_file(seed_dir / folder, stage)
+        if f.exists():
+            out[arm] = json.loads(f.read_text())
+    return out
+
+
+def pooled(per_seed: Sequence[dict[str, Any]], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Figures of one arm pooled over seeds: geomean of the best paid speedup over (seed, task) pairs with a
+    bootstrap 95% CI over the pairs; means of correct@1, novel-correct rate and fraction improved."""
+    logs = [math.log(v) for fig in per_seed for v in fig["best_per_task"].values()]
+    if not logs:
+        raise ValueError("no (seed, task) pair to pool")
+    rng = random.Random(seed)
+    boots = sorted(math.exp(statistics.fmean(rng.choice(logs) for _ in logs)) for _ in range(bootstrap))
+    return {"seeds": len(per_seed), "pairs": len(logs), "best_geomean": math.exp(statistics.fmean(logs)),
+            "best_ci": [boots[int(0.025 * (bootstrap - 1))], boots[int(0.975 * (bootstrap - 1))]],
+            **{k: statistics.fmean(fig[k] for fig in per_seed)
+               for k in ("correct_at_1", "novel_correct_rate", "improved_fraction")},
+            "completions_per_seed": statistics.fmean(fig["completions"] for fig in per_seed)}
+
+
+def verdict(table: dict[str, dict[str, Any]]) -> str:
+    """The one-line finding: learning only when grpo's CI lies above sft_long's and search's."""
+    missing = [a for a in ("grpo", "sft_long", "search") if a not in table]
+    if missing:
+        return f"no verdict: arms {missing} have no results yet"
+    g = table["grpo"]["best_ci"]
+    beaten = [a for a in ("sft_long", "search") if g[0] > table[a]["best_ci"][1]]
+    if len(beaten) == 2:
+        return "learning: grpo's held-out best-of-k CI lies above both sft_long's and search's"
+    return (f"no learning shown: grpo's held-out CI {g[0]:.3f}-{g[1]:.3f} does not lie above "
+            + " and ".join(f"{a}'s {table[a]['best_ci'][0]:.3f}-{table[a]['best_ci'][1]:.3f}"
+                           for a in ("sft_long", "search") if a not in beaten))
+
+
+def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]) -> dict[str, Any]:
+    """results.json and results.md from the seeds' folders."""
+    per_arm: dict[str, list[dict[str, Any]]] = {a: [] for a in ARMS}
+    per_seed: dict[str, dict[str, Any]] = {}
+    for s in seeds:
+        figs = _arm_figures(out / f"seed{s}")
+        per_seed[str(s)] = {a: {k: f.get(k) for k in ("correct_at_1", "novel_correct_rate", "best_of_k_geomean",
+                                                       "best_of_k_ci", "improved_fraction", "completions",
+                                                       "best_per_task", "statuses")} for a, f in figs.items()}
+        for a, f in figs.items():
+            per_arm[a].append(f)
+    table = {a: pooled(fs) for a, fs in per_arm.items() if fs}
+    old = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {}
+    wall = {**old.get("seconds", {}), **{str(s): {**old.get("seconds", {}).get(str(s), {}), **v}
+                                         for s, v in seconds.items()}}
+    result = {"seeds": list(seeds), "pooled": table, "per_seed": per_seed, "verdict": verdict(table),
+              "seconds": wall}
+    (out / "results.json").write_text(json.dumps(result, indent=1))
+    lines = ["| arm | seeds | (seed, task) pairs | best-of-k geomean [95% CI] | correct@1 | novel correct | "
+             "tasks improved | completions per seed |", "|---|---|---|---|---|---|---|---|"]
+    for a, t in table.items():
+        lines.append(f"| {a} | {t['seeds']} | {t['pairs']} | {t['best_geomean']:.3f} [{t['best_ci'][0]:.3f}, "
+                     f"{t['best_ci'][1]:.3f}] | {t['correct_at_1']:.2f} | {t['novel_correct_rate']:.2f} | "
+                     f"{t['improved_fraction']:.2f} | {t['completions_per_seed']:.0f} |")
+    lines += ["", f"Verdict: {result['verdict']}", ""]
+    (out / "results.md").write_text("\n".join(lines))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="experiment folder (created; an existing one is continued)")
+    ap.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    ap.add_argument("--recipe", default="default", help="recipe name in apps/configs/ or a YAML path")
+    ap.add_argument("--report", action="store_true", help="only rebuild results.json/.md from what exists")
+    ap.add_argument("overrides", nargs="*", help="section.key=value overrides for every arm")
+    args = ap.parse_args(argv)
+    from cudal1.policy.recipe import RecipeError, load_recipe
+
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+        resolved = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
+    except (ValueError, RecipeError) as e:
+        print(f"learning_experiment: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "recipe.yaml").write_text(resolved.to_yaml())
+    seconds: dict[int, dict[str, float]] = {}
+    if not args.report:
+        for s in seeds:
+            seconds[s] = run_seed(args.recipe, args.overrides, s, out / f"seed{s}",
+                                  log=lambda m: print(m, flush=True))
+            report(out, seeds, seconds)
+    result = report(out, seeds, seconds)
+    print((out / "results.md").read_text())
+    return 0 if result["pooled"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The learning experiment's bookkeeping (benchmarks/scripts/learning_experiment.py): the sample budget the control
+arms get, the pooling over seeds, and the verdict, which claims learning only when GRPO's interval clears both
+controls. (The arms themselves are the pipeline's stages, tested in tests/policy; the script was run end to end
+with the tiny model, see benchmarks/results/*-learning-*.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+
+from cudal1.policy.recipe import Recipe
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("learning_experiment", ROOT / "benchmarks/scripts/learning_experiment.py")
+lx = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lx)
+
+
+def recipe(**over):
+    data = {"self_train": {"enabled": True, "rounds": 1, "samples_per_task": 2},
+            "grpo": {"rounds": 2, "prompts_per_task": 1, "num_generations": 4},
+            "evaluation": {"samples_per_task": 2}}
+    for k, v in over.items():
+        data[k].update(v)
+    return Recipe.from_dict(data)
+
+
+def test_budget_counts_every_completion_the_grpo_arm_draws():
+    b = lx.budget(recipe(), n_train=4, n_held=2)
+    assert b == {"self_train": 8, "grpo": 32, "training": 40, "evaluation": 4}
+    assert lx.budget(recipe(self_train={"enabled": False}), 4, 2)["training"] == 32
+    # the search gets at most the training + evaluation budget, over its rounds
+    assert lx.search_shape(b, n_held=2, rounds=3) == (3, 7)  # 42 <= 44
+    assert lx.search_shape({"training": 0, "evaluation": 1}, n_held=2, rounds=0) == (1, 1)
+
+
+def fig(best):
+    return {"best_per_task": best, "correct_at_1": 0.5, "novel_correct_rate": 0.25, "improved_fraction": 0.5,
+            "completions": 4}
+
+
+def test_pooling_is_over_seed_task_pairs():
+    t = lx.pooled([fig({"a": 2.0, "b": 1.0}), fig({"a": 2.0, "b": 2.0})], bootstrap=200)
+    assert t["pairs"] == 4 and t["seeds"] == 2
+    assert t["best_geomean"] == pytest.approx(math.exp((3 * math.log(2.0)) / 4))
+    assert t["best_ci"][0] <= t["best_geomean"] <= t["best_ci"][1] and t["correct_at_1"] == 0.5
+    with pytest.raises(ValueError, match="no \\(seed, task\\) pair"):
+        lx.pooled([fig({})])
+
+
+def test_verdict_claims_learning_only_when_grpo_clears_both_controls():
+    def arm(lo, hi):
+        return {"best_ci": [lo, hi]}
+
+    assert lx.verdict({"grpo": arm(1.5, 2.0), "sft_long": arm(1.0, 1.2), "search": arm(1.0, 1.4)}).startswith("learning")
+    # above SFT-only but overlapping the search: no claim, and the message names the one not cleared
+    v = lx.verdict({"grpo": arm(1.5, 2.0), "sft_long": arm(1.0, 1.2), "search": arm(1.3, 1.6)})
+    assert v.startswith("no learning shown") and "search" in v and "sft_long" not in v
+    # everything at parity (what a policy that writes no correct code measures): no claim
+    assert lx.verdict({a: arm(1.0, 1.0) for a in ("grpo", "sft_long", "search")}).startswith("no learning")
+    assert lx.verdict({"grpo": arm(2, 3)}).startswith("no verdict")
