@@ -47,6 +47,21 @@ def test_every_shipped_recipe_is_valid():
         load_recipe(str(f))
 
 
+def test_grpo_vllm_settings_reach_trl_by_name_and_bad_ones_are_refused():
+    from cudal1.policy.grpo import vllm_settings
+
+    r = load_recipe("coder7b-8gpu-server", ["grpo.vllm.server_host=10.0.0.5"], configs_dir=CONFIGS)
+    assert vllm_settings(r.grpo.use_vllm, r.grpo.vllm) == {
+        "vllm_server_host": "10.0.0.5", "vllm_server_port": 8000, "vllm_server_timeout": 600}
+    assert vllm_settings(False, {}) == {}
+    with pytest.raises(ValueError, match="grpo.use_vllm is false"):
+        vllm_settings(False, {"server_port": 8001})  # would be ignored silently by trl
+    with pytest.raises(ValueError, match=r"no vllm_ setting \['sever_port'\].*server_port"):
+        vllm_settings(True, {"sever_port": 8001})
+    with pytest.raises(ValueError, match="vllm_mode is its own key"):
+        vllm_settings(True, {"mode": "server"})
+
+
 def test_resized_task_changes_constants_and_hash():
     relu = select_tasks("builtin", ["relu"])[0]
     small = resized_task(relu, {"BATCH": 4, "DIM": 8})

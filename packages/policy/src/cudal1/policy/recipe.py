@@ -110,7 +110,10 @@ class GRPOSection:
     earlier solutions per prompt, drawn by score bucket with temperature ``tau``) for every train task
     (``prompts_per_task`` each), one optimizer step per prompt of ``num_generations`` completions, the loss
     computed ``micro_batch_size`` completions at a time (default: all at once; 1 bounds the memory of the
-    backward pass on a CPU), gradients accumulated over the group."""
+    backward pass on a CPU), gradients accumulated over the group. ``use_vllm`` / ``vllm_mode``: generate with
+    vLLM (``colocate``: inside each training process; ``server``: a ``trl vllm-serve`` process); ``vllm``: any
+    other vLLM setting of trl's GRPOConfig by its name without the ``vllm_`` prefix, e.g. ``{server_host:
+    10.0.0.5, server_port: 8000, server_timeout: 600}`` or ``{gpu_memory_utilization: 0.3}``."""
 
     enabled: bool = True
     rounds: int = 2
@@ -128,6 +131,7 @@ class GRPOSection:
     prompt_budget_tokens: int = 3072
     use_vllm: bool = False
     vllm_mode: str = "colocate"
+    vllm: dict[str, Any] = field(default_factory=dict)
     harness: dict[str, Any] = field(default_factory=dict)
 
 
