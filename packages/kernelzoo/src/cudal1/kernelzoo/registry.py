@@ -1,43 +1,137 @@
-"""Registration of the zoo's ops as ``torch.library`` custom ops, and their eager fast path.
+"""Registration of the zoo's ops as ``torch.library`` custom ops, their gradients, and their eager fast path.
 
 Every op is a custom op ``torch.ops.cudal1.<name>`` (with a fake implementation), so ``torch.compile``
 traces through it. Dispatching a custom op costs tens of microseconds of host time per call (measured on
 the H100: 64 us for ``torch.ops.cudal1.relu`` against 39 us for its launcher;
 benchmarks/scripts/launch_overhead.py), which shows in a 1.5 ms op timed from the host. So the public
-functions call the op's implementation directly in eager mode and the registered op while
-``torch.compile`` traces (:func:`call`). Both run the same function; only the dispatch differs.
+functions call the op's implementation directly in eager mode when no gradient is wanted, and the registered
+op while ``torch.compile`` traces or when an input requires grad (:func:`call`). Both run the same function;
+only the dispatch differs.
+
+Gradients. Each op declares one of:
+
+* ``ref=<the PyTorch reference>`` (same positional parameters as the op): the op is differentiable and its
+  backward, registered with ``torch.library.register_autograd`` (so eager, ``torch.compile`` and the CPU
+  fallback share it), is the reference's vector-Jacobian product, recomputed from the saved inputs
+  (activation recomputation: the forward kernel stays fast, the backward costs the reference's forward and
+  backward). An op module may register a faster backward of its own instead (``backward=``).
+* ``differentiable=False``: the op has no gradient (integer outputs, ops writing into ``out``); calling it with
+  an input that requires grad while grad mode is on raises :class:`NoGradientError` naming the way out,
+  instead of returning a result that silently cuts the graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
 
-__all__ = ["call", "zoo_custom_op"]
+__all__ = ["NoGradientError", "call", "differentiable_ops", "reference", "zoo_custom_op"]
 
 _EAGER: dict[str, Callable[..., Any]] = {}
+_NO_GRAD: set[str] = set()
+_REF: dict[str, Callable[..., Any]] = {}
 
 
-def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, **kwargs: Any) -> Callable:
+class NoGradientError(RuntimeError):
+    """A zoo op without a gradient was called on an input that requires grad."""
+
+
+def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Callable[..., Any] | None = None,
+                  differentiable: bool = True, backward: Callable[..., Any] | None = None,
+                  setup_context: Callable[..., Any] | None = None, **kwargs: Any) -> Callable:
     """``torch.library.custom_op(qualname, mutates_args=...)`` that also remembers the plain function for
-    :func:`call`'s eager path. ``qualname`` must be ``cudal1::<name>``."""
+    :func:`call`'s eager path and registers the op's gradient (see the module docstring). ``qualname`` must
+    be ``cudal1::<name>``. ``ref``: the reference whose vector-Jacobian product is the backward (needed when
+    ``differentiable``, unless ``backward`` and ``setup_context`` are given); ``differentiable=False``: no
+    gradient (required for ops that mutate an argument)."""
     ns, _, name = qualname.partition("::")
     if ns != "cudal1" or not name:
         raise ValueError(f"zoo ops live in the cudal1 namespace: got {qualname!r}")
+    mutates = () if mutates_args == () else mutates_args
+    if differentiable and mutates:
+        raise ValueError(f"{qualname} writes into {mutates_args}: declare it differentiable=False")
+    if differentiable and ref is None and (backward is None or setup_context is None):
+        raise ValueError(f"{qualname}: a differentiable op needs ref= (its PyTorch reference) or its own "
+                         "backward= and setup_context=; an op without a gradient declares differentiable=False")
 
     def deco(fn: Callable[..., Any]) -> Any:
         op = torch.library.custom_op(qualname, mutates_args=mutates_args, **kwargs)(fn)
         _EAGER[name] = fn
+        if ref is not None:
+            _REF[name] = ref
+        if not differentiable:
+            _NO_GRAD.add(name)
+        elif backward is not None and setup_context is not None:
+            op.register_autograd(backward, setup_context=setup_context)
+        else:
+            save, vjp = reference_backward(ref)
+            op.register_autograd(vjp, setup_context=save)
         return op
 
     return deco
 
 
+def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Callable[..., tuple]]:
+    """(setup_context, backward) computing the gradient of an op as the vector-Jacobian product of ``ref``,
+    the op's PyTorch reference taking the same positional arguments, recomputed from the saved inputs.
+    Floating-point tensor inputs get gradients; other inputs (integer ids, sizes, flags) get None."""
+
+    def setup_context(ctx: Any, inputs: Sequence[Any], output: Any) -> None:
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        ctx.save_for_backward(*tensors)
+        ctx.layout = [None if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+        saved = iter(ctx.saved_tensors)
+        args: list[Any] = []
+        wrt: list[int] = []
+        for i, x in enumerate(ctx.layout):
+            if x is not None or i >= len(ctx.needs_input_grad):
+                args.append(x)
+                continue
+            t = next(saved)
+            if ctx.needs_input_grad[i] and t.is_floating_point():
+                t = t.detach().requires_grad_(True)
+                wrt.append(i)
+            args.append(t)
+        grads: list[Any] = [None] * len(ctx.layout)
+        if wrt:
+            with torch.enable_grad():
+                out = ref(*args)
+                got = torch.autograd.grad(out, [args[i] for i in wrt], grad, allow_unused=True)
+            for i, g in zip(wrt, got, strict=True):
+                grads[i] = g if g is not None else torch.zeros_like(args[i])
+        return tuple(grads)
+
+    return setup_context, backward
+
+
+def _wants_grad(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    return torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad
+                                           for x in (*args, *kwargs.values()))
+
+
 def call(name: str, *args: Any, **kwargs: Any) -> Any:
-    """Run zoo op ``name``: the registered ``torch.ops.cudal1.<name>`` while ``torch.compile`` traces,
-    its implementation directly otherwise."""
-    if torch.compiler.is_compiling():
+    """Run zoo op ``name``: the registered ``torch.ops.cudal1.<name>`` while ``torch.compile`` traces or when an
+    input requires grad (the op's registered backward), its implementation directly otherwise. Raises
+    :class:`NoGradientError` for an op without a gradient called on an input that requires grad."""
+    wants_grad = _wants_grad(args, kwargs)
+    if wants_grad and name in _NO_GRAD:
+        raise NoGradientError(
+            f"cudal1 op {name} has no gradient, but an input requires grad: call it under torch.no_grad(), or "
+            f"pass .detach()ed inputs if no gradient should flow through it")
+    if wants_grad or torch.compiler.is_compiling():
         return getattr(torch.ops.cudal1, name)(*args, **kwargs)
     return _EAGER[name](*args, **kwargs)
+
+
+def reference(name: str) -> Callable[..., Any]:
+    """The PyTorch reference op ``name`` was registered with (KeyError when it has none)."""
+    return _REF[name]
+
+
+def differentiable_ops() -> list[str]:
+    """Names of the registered ops that have a gradient."""
+    return sorted(set(_EAGER) - _NO_GRAD)

@@ -181,7 +181,7 @@ def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor]
     def launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
         return launch_unary(kernel, x, config, table=configs)
 
-    @zoo_custom_op(f"cudal1::{name}", mutates_args=())
+    @zoo_custom_op(f"cudal1::{name}", mutates_args=(), ref=ref)
     def op(x: torch.Tensor) -> torch.Tensor:
         if not x.is_cuda:
             return ref(x)

@@ -209,7 +209,7 @@ def reduce_op(kind: str, ref: Callable[[torch.Tensor, int, bool], torch.Tensor]
                mid_config: dict | None = None) -> torch.Tensor:
         return reduce_dim_launch(x, dim, kind, keepdim, row_config, mid_config)
 
-    @zoo_custom_op(f"cudal1::{name}", mutates_args=())
+    @zoo_custom_op(f"cudal1::{name}", mutates_args=(), ref=ref)
     def op(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
         return launch(x, dim, keepdim) if x.is_cuda else ref(x, dim, keepdim)
 

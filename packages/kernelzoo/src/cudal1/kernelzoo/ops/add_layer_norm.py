@@ -61,7 +61,7 @@ def add_layer_norm_launch(x: torch.Tensor, residual: torch.Tensor | None = None,
                              config=config)
 
 
-@zoo_custom_op("cudal1::add_layer_norm", mutates_args=())
+@zoo_custom_op("cudal1::add_layer_norm", mutates_args=(), ref=add_layer_norm_ref)
 def _add_layer_norm_op(x: torch.Tensor, residual: torch.Tensor | None, weight: torch.Tensor | None,
                        bias: torch.Tensor | None, pre_bias: torch.Tensor | None, eps: float,
                        activation: str) -> torch.Tensor:
@@ -75,7 +75,7 @@ def _(x, residual, weight, bias, pre_bias, eps, activation):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@zoo_custom_op("cudal1::add_layer_norm_", mutates_args=("out",))
+@zoo_custom_op("cudal1::add_layer_norm_", mutates_args=("out",), differentiable=False)
 def _add_layer_norm_inplace_op(out: torch.Tensor, residual: torch.Tensor | None, weight: torch.Tensor | None,
                                bias: torch.Tensor | None, pre_bias: torch.Tensor | None, eps: float,
                                activation: str) -> None:

@@ -41,7 +41,7 @@ def avg_pool2d_launch(x: torch.Tensor, kernel_size, stride=None, padding=0, coun
     return pool_launch(x, 2, kernel_size, stride, padding, False, count_include_pad, cfg)
 
 
-@zoo_custom_op("cudal1::avg_pool2d", mutates_args=())
+@zoo_custom_op("cudal1::avg_pool2d", mutates_args=(), ref=avg_pool2d_ref)
 def _avg_pool2d_op(x: torch.Tensor, kernel_size: list[int], stride: list[int], padding: list[int], count_include_pad: bool = True
              ) -> torch.Tensor:
     if x.is_cuda:

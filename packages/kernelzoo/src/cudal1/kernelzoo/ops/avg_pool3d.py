@@ -41,7 +41,7 @@ def avg_pool3d_launch(x: torch.Tensor, kernel_size, stride=None, padding=0, coun
     return pool_launch(x, 3, kernel_size, stride, padding, False, count_include_pad, cfg)
 
 
-@zoo_custom_op("cudal1::avg_pool3d", mutates_args=())
+@zoo_custom_op("cudal1::avg_pool3d", mutates_args=(), ref=avg_pool3d_ref)
 def _avg_pool3d_op(x: torch.Tensor, kernel_size: list[int], stride: list[int], padding: list[int], count_include_pad: bool = True
              ) -> torch.Tensor:
     if x.is_cuda:

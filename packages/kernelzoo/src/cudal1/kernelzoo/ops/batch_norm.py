@@ -80,7 +80,7 @@ def batch_norm_launch(x: torch.Tensor, running_mean: torch.Tensor, running_var: 
     return y
 
 
-@zoo_custom_op("cudal1::batch_norm", mutates_args=())
+@zoo_custom_op("cudal1::batch_norm", mutates_args=(), ref=batch_norm_ref)
 def _batch_norm_op(x: torch.Tensor, running_mean: torch.Tensor, running_var: torch.Tensor, weight: torch.Tensor,
                    bias: torch.Tensor, eps: float) -> torch.Tensor:
     if x.is_cuda:

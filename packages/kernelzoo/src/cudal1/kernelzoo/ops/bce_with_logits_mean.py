@@ -86,7 +86,7 @@ def bce_with_logits_mean_launch(logits: torch.Tensor, targets: torch.Tensor, bia
     return y
 
 
-@zoo_custom_op("cudal1::bce_with_logits_mean", mutates_args=())
+@zoo_custom_op("cudal1::bce_with_logits_mean", mutates_args=(), ref=bce_with_logits_mean_ref)
 def _bce_op(logits: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     if logits.is_cuda:
         return bce_with_logits_mean_launch(logits, targets, bias)

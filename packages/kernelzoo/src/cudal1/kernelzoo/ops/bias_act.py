@@ -134,7 +134,7 @@ def bias_act_launch(x: torch.Tensor, weight: torch.Tensor | None = None, bias: t
     return out
 
 
-@zoo_custom_op("cudal1::bias_act", mutates_args=())
+@zoo_custom_op("cudal1::bias_act", mutates_args=(), ref=bias_act_ref)
 def _bias_act_op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
                  residual: torch.Tensor | None, scale: float, activation: str, channel_dim: int) -> torch.Tensor:
     if x.is_cuda:
@@ -147,7 +147,7 @@ def _(x, weight, bias, residual, scale, activation, channel_dim):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@zoo_custom_op("cudal1::bias_act_", mutates_args=("out",))
+@zoo_custom_op("cudal1::bias_act_", mutates_args=("out",), differentiable=False)
 def _bias_act_inplace_op(out: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
                          residual: torch.Tensor | None, scale: float, activation: str, channel_dim: int) -> None:
     if out.is_cuda:

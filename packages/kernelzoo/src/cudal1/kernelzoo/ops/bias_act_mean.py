@@ -99,7 +99,7 @@ def bias_act_mean_launch(x: torch.Tensor, weight: torch.Tensor | None = None, bi
     return y
 
 
-@zoo_custom_op("cudal1::bias_act_mean", mutates_args=())
+@zoo_custom_op("cudal1::bias_act_mean", mutates_args=(), ref=bias_act_mean_ref)
 def _op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, activation: str) -> torch.Tensor:
     if x.is_cuda:
         return bias_act_mean_launch(x, weight, bias, activation)

@@ -83,7 +83,7 @@ def bias_glu_launch(x: torch.Tensor, bias: torch.Tensor | None = None, config: d
     return y
 
 
-@zoo_custom_op("cudal1::bias_glu", mutates_args=())
+@zoo_custom_op("cudal1::bias_glu", mutates_args=(), ref=bias_glu_ref)
 def _op(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return bias_glu_launch(x, bias) if x.is_cuda else bias_glu_ref(x, bias).contiguous()
 

@@ -83,7 +83,7 @@ def bias_relu_max_pool2d_launch(x: torch.Tensor, bias: torch.Tensor | None = Non
     return y
 
 
-@zoo_custom_op("cudal1::bias_relu_max_pool2d", mutates_args=())
+@zoo_custom_op("cudal1::bias_relu_max_pool2d", mutates_args=(), ref=bias_relu_max_pool2d_ref)
 def _op(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return bias_relu_max_pool2d_launch(x, bias) if x.is_cuda else bias_relu_max_pool2d_ref(x, bias).contiguous()
 

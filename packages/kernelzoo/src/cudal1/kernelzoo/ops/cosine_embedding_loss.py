@@ -71,7 +71,7 @@ def cosine_embedding_loss_launch(x1: torch.Tensor, x2: torch.Tensor, y: torch.Te
     return out
 
 
-@zoo_custom_op("cudal1::cosine_embedding_loss", mutates_args=())
+@zoo_custom_op("cudal1::cosine_embedding_loss", mutates_args=(), ref=cosine_embedding_loss_ref)
 def _cosine_embedding_loss_op(x1: torch.Tensor, x2: torch.Tensor, y: torch.Tensor, margin: float) -> torch.Tensor:
     if x1.is_cuda:
         return cosine_embedding_loss_launch(x1, x2, y, margin)

@@ -74,7 +74,7 @@ def cross_entropy_loss_launch(logits: torch.Tensor, targets: torch.Tensor, ignor
     return out
 
 
-@zoo_custom_op("cudal1::cross_entropy_loss", mutates_args=())
+@zoo_custom_op("cudal1::cross_entropy_loss", mutates_args=(), ref=cross_entropy_loss_ref)
 def _cross_entropy_loss_op(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int) -> torch.Tensor:
     if logits.is_cuda:
         return cross_entropy_loss_launch(logits, targets, ignore_index)

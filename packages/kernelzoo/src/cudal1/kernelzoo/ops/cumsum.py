@@ -104,7 +104,7 @@ def cumsum_launch(x: torch.Tensor, dim: int, row_config: dict | None = None,
     return y
 
 
-@zoo_custom_op("cudal1::cumsum", mutates_args=())
+@zoo_custom_op("cudal1::cumsum", mutates_args=(), ref=cumsum_ref)
 def _cumsum_op(x: torch.Tensor, dim: int) -> torch.Tensor:
     return cumsum_launch(x, dim) if x.is_cuda else cumsum_ref(x, dim)
 

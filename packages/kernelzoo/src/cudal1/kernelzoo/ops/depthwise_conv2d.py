@@ -96,7 +96,7 @@ def depthwise_conv2d_launch(x: torch.Tensor, weight: torch.Tensor, bias: torch.T
     return y
 
 
-@zoo_custom_op("cudal1::depthwise_conv2d", mutates_args=())
+@zoo_custom_op("cudal1::depthwise_conv2d", mutates_args=(), ref=depthwise_conv2d_ref)
 def _depthwise_conv2d_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: int,
                          padding: int) -> torch.Tensor:
     if x.is_cuda:

@@ -68,7 +68,7 @@ def diag_matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = N
     return y
 
 
-@zoo_custom_op("cudal1::diag_matmul", mutates_args=())
+@zoo_custom_op("cudal1::diag_matmul", mutates_args=(), ref=diag_matmul_ref)
 def _diag_matmul_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return diag_matmul_launch(a, b) if b.is_cuda else diag_matmul_ref(a, b)
 

@@ -39,7 +39,7 @@ def elu_launch(x: torch.Tensor, alpha: float = 1.0, config: dict | None = None) 
     return launch_unary_scalars(_elu_kernel, x, (alpha,), config)
 
 
-@zoo_custom_op("cudal1::elu", mutates_args=())
+@zoo_custom_op("cudal1::elu", mutates_args=(), ref=elu_ref)
 def _elu_op(x: torch.Tensor, alpha: float) -> torch.Tensor:
     return tuned_unary_scalars("elu", _elu_kernel, x, (alpha,)) if x.is_cuda else elu_ref(x, alpha)
 

@@ -55,7 +55,7 @@ def embedding_layer_norm_launch(ids: torch.Tensor, tokens: torch.Tensor, positio
                              res_period=max(s, 1), weight=weight, bias=bias, eps=eps, config=config)
 
 
-@zoo_custom_op("cudal1::embedding_layer_norm", mutates_args=())
+@zoo_custom_op("cudal1::embedding_layer_norm", mutates_args=(), ref=embedding_layer_norm_ref)
 def _embedding_layer_norm_op(ids: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor, weight: torch.Tensor,
                              bias: torch.Tensor, eps: float) -> torch.Tensor:
     if tokens.is_cuda:

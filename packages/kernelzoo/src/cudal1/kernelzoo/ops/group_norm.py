@@ -135,7 +135,7 @@ def group_norm_launch(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: 
     return y
 
 
-@zoo_custom_op("cudal1::group_norm", mutates_args=())
+@zoo_custom_op("cudal1::group_norm", mutates_args=(), ref=group_norm_ref)
 def _group_norm_op(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: torch.Tensor, eps: float
                    ) -> torch.Tensor:
     if x.is_cuda:

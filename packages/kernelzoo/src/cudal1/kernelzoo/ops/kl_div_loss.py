@@ -52,7 +52,7 @@ def kl_div_loss_launch(log_q: torch.Tensor, p: torch.Tensor, config: dict | None
     return out
 
 
-@zoo_custom_op("cudal1::kl_div_loss", mutates_args=())
+@zoo_custom_op("cudal1::kl_div_loss", mutates_args=(), ref=kl_div_loss_ref)
 def _kl_div_loss_op(log_q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     return kl_div_loss_launch(log_q, p) if log_q.is_cuda else kl_div_loss_ref(log_q, p)
 

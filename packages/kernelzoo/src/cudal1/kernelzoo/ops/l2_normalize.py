@@ -86,7 +86,7 @@ def l2_normalize_launch(x: torch.Tensor, eps: float = 1e-12, config: dict | None
     return y
 
 
-@zoo_custom_op("cudal1::l2_normalize", mutates_args=())
+@zoo_custom_op("cudal1::l2_normalize", mutates_args=(), ref=l2_normalize_ref)
 def _l2_normalize_op(x: torch.Tensor, eps: float) -> torch.Tensor:
     return l2_normalize_launch(x, eps) if x.is_cuda else l2_normalize_ref(x, eps)
 

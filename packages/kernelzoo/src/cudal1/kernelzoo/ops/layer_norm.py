@@ -131,7 +131,7 @@ def layer_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, bias: torch.Te
     return row_launch_cuda(_CUDA, x, (weight, bias), (eps,), cfg)
 
 
-@zoo_custom_op("cudal1::layer_norm", mutates_args=())
+@zoo_custom_op("cudal1::layer_norm", mutates_args=(), ref=layer_norm_ref)
 def _layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
     if not x.is_cuda:
         return layer_norm_ref(x, weight, bias, eps)

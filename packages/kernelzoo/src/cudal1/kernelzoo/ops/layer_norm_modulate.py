@@ -50,7 +50,7 @@ def layer_norm_modulate_launch(x: torch.Tensor, shift: torch.Tensor, scale: torc
                              eps=eps, config=config)
 
 
-@zoo_custom_op("cudal1::layer_norm_modulate", mutates_args=())
+@zoo_custom_op("cudal1::layer_norm_modulate", mutates_args=(), ref=layer_norm_modulate_ref)
 def _layer_norm_modulate_op(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float) -> torch.Tensor:
     if x.is_cuda:
         return layer_norm_modulate_launch(x, shift, scale, eps)

@@ -36,7 +36,7 @@ def leaky_relu_launch(x: torch.Tensor, negative_slope: float = 0.01, config: dic
     return launch_unary_scalars(_leaky_relu_kernel, x, (negative_slope,), config)
 
 
-@zoo_custom_op("cudal1::leaky_relu", mutates_args=())
+@zoo_custom_op("cudal1::leaky_relu", mutates_args=(), ref=leaky_relu_ref)
 def _leaky_relu_op(x: torch.Tensor, negative_slope: float) -> torch.Tensor:
     return (tuned_unary_scalars("leaky_relu", _leaky_relu_kernel, x, (negative_slope,)) if x.is_cuda
             else leaky_relu_ref(x, negative_slope))

@@ -96,7 +96,7 @@ def log_softmax_launch(x: torch.Tensor, config: dict | None = None) -> torch.Ten
     return y
 
 
-@zoo_custom_op("cudal1::log_softmax", mutates_args=())
+@zoo_custom_op("cudal1::log_softmax", mutates_args=(), ref=log_softmax_ref)
 def _log_softmax_op(x: torch.Tensor) -> torch.Tensor:
     return log_softmax_launch(x) if x.is_cuda else log_softmax_ref(x)
 

@@ -147,7 +147,7 @@ def matmul_launch(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) 
     return out if batched else out.squeeze(0)
 
 
-@zoo_custom_op("cudal1::matmul", mutates_args=())
+@zoo_custom_op("cudal1::matmul", mutates_args=(), ref=matmul_ref)
 def _matmul_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
         return matmul_ref(a, b).contiguous()

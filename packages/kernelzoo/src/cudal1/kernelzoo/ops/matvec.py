@@ -82,7 +82,7 @@ def matvec_launch(a: torch.Tensor, x: torch.Tensor, config: dict | None = None) 
     return y if x.dim() == 1 else y.view(m, 1)
 
 
-@zoo_custom_op("cudal1::matvec", mutates_args=())
+@zoo_custom_op("cudal1::matvec", mutates_args=(), ref=matvec_ref)
 def _matvec_op(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
         return matvec_ref(a, x).contiguous()

@@ -40,7 +40,7 @@ def max_pool2d_launch(x: torch.Tensor, kernel_size, stride=None, padding=0,
     return pool_launch(x, 2, kernel_size, stride, padding, True, True, cfg)
 
 
-@zoo_custom_op("cudal1::max_pool2d", mutates_args=())
+@zoo_custom_op("cudal1::max_pool2d", mutates_args=(), ref=max_pool2d_ref)
 def _max_pool2d_op(x: torch.Tensor, kernel_size: list[int], stride: list[int], padding: list[int]
              ) -> torch.Tensor:
     if x.is_cuda:

@@ -52,7 +52,7 @@ def mse_loss_launch(predictions: torch.Tensor, targets: torch.Tensor, config: di
     return out
 
 
-@zoo_custom_op("cudal1::mse_loss", mutates_args=())
+@zoo_custom_op("cudal1::mse_loss", mutates_args=(), ref=mse_loss_ref)
 def _mse_loss_op(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     if predictions.is_cuda:
         return mse_loss_launch(predictions, targets)

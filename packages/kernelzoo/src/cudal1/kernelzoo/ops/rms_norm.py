@@ -108,7 +108,7 @@ def rms_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-
     return row_launch_cuda(_CUDA, x, (weight,), (eps,), cfg)
 
 
-@zoo_custom_op("cudal1::rms_norm", mutates_args=())
+@zoo_custom_op("cudal1::rms_norm", mutates_args=(), ref=rms_norm_ref)
 def _rms_norm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     if not x.is_cuda:
         return rms_norm_ref(x, weight, eps)

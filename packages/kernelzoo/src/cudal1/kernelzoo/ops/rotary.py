@@ -86,7 +86,7 @@ def rotary_launch(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, config:
     return y
 
 
-@zoo_custom_op("cudal1::rotary", mutates_args=())
+@zoo_custom_op("cudal1::rotary", mutates_args=(), ref=rotary_ref)
 def _rotary_op(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return rotary_launch(x, cos, sin) if x.is_cuda else rotary_ref(x, cos, sin).contiguous()
 

@@ -61,7 +61,7 @@ def smooth_l1_loss_launch(predictions: torch.Tensor, targets: torch.Tensor, beta
     return out
 
 
-@zoo_custom_op("cudal1::smooth_l1_loss", mutates_args=())
+@zoo_custom_op("cudal1::smooth_l1_loss", mutates_args=(), ref=smooth_l1_loss_ref)
 def _smooth_l1_loss_op(predictions: torch.Tensor, targets: torch.Tensor, beta: float) -> torch.Tensor:
     if predictions.is_cuda:
         return smooth_l1_loss_launch(predictions, targets, beta)

@@ -145,7 +145,7 @@ def softmax_launch_cuda(x: torch.Tensor, config: dict | None = None) -> torch.Te
     return row_launch_cuda(_CUDA, x, (), (), config or pick(CONFIGS, x.device if x.is_cuda else None))
 
 
-@zoo_custom_op("cudal1::softmax", mutates_args=())
+@zoo_custom_op("cudal1::softmax", mutates_args=(), ref=softmax_ref)
 def _softmax_op(x: torch.Tensor) -> torch.Tensor:
     if not x.is_cuda:
         return softmax_ref(x)

@@ -45,7 +45,7 @@ def softplus_launch(x: torch.Tensor, beta: float = 1.0, threshold: float = 20.0,
     return launch_unary_scalars(_softplus_kernel, x, (beta, threshold), config)
 
 
-@zoo_custom_op("cudal1::softplus", mutates_args=())
+@zoo_custom_op("cudal1::softplus", mutates_args=(), ref=softplus_ref)
 def _softplus_op(x: torch.Tensor, beta: float, threshold: float) -> torch.Tensor:
     return (tuned_unary_scalars("softplus", _softplus_kernel, x, (beta, threshold)) if x.is_cuda
             else softplus_ref(x, beta, threshold))

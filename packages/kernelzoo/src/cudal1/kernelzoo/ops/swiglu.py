@@ -53,7 +53,7 @@ def swiglu_launch(gate: torch.Tensor, up: torch.Tensor, out: torch.Tensor | None
     return out
 
 
-@zoo_custom_op("cudal1::swiglu", mutates_args=())
+@zoo_custom_op("cudal1::swiglu", mutates_args=(), ref=swiglu_ref)
 def _swiglu_op(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     return swiglu_launch(gate, up) if gate.is_cuda else swiglu_ref(gate, up).contiguous()
 
@@ -63,7 +63,7 @@ def _(gate, up):
     return torch.empty_like(gate, memory_format=torch.contiguous_format)
 
 
-@zoo_custom_op("cudal1::swiglu_", mutates_args=("out",))
+@zoo_custom_op("cudal1::swiglu_", mutates_args=("out",), differentiable=False)
 def _swiglu_inplace_op(out: torch.Tensor, up: torch.Tensor) -> None:
     if out.is_cuda:
         swiglu_launch(out, up, out=out)

@@ -79,7 +79,7 @@ def triplet_margin_loss_launch(anchor: torch.Tensor, positive: torch.Tensor, neg
     return out
 
 
-@zoo_custom_op("cudal1::triplet_margin_loss", mutates_args=())
+@zoo_custom_op("cudal1::triplet_margin_loss", mutates_args=(), ref=triplet_margin_loss_ref)
 def _triplet_margin_loss_op(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor, margin: float,
                             eps: float, swap: bool) -> torch.Tensor:
     if anchor.is_cuda:
