@@ -11,9 +11,9 @@ from string import Template
 from typing import Any
 
 import torch
-import triton
 
 from .. import autotune, cuda_jit
+from .._triton import triton
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource
 from ..registry import call, zoo_custom_op

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton
 
+from .._triton import triton
 from ..arch import pick
 from ._elementwise import CONFIGS, elementwise_config
 

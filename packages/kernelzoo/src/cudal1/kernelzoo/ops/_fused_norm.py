@@ -17,9 +17,8 @@ row is read completely before any of it is written, by the same program. Offsets
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import check_table, pick
 
 #: activation name -> the kernel's ACT constexpr

@@ -6,8 +6,8 @@ reading its inputs once (fused elementwise term + fp32 row reduction) and writin
 from __future__ import annotations
 
 import torch
-import triton
 
+from .._triton import triton
 from ..arch import check_table, pick
 
 #: BLOCK columns per loop step of one row's program; rows of the suite are 2048-32768 floats wide.

@@ -13,8 +13,8 @@ or by the number of in-bounds taps.
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
+
+from .._triton import tl, triton
 
 
 @triton.jit

@@ -22,9 +22,8 @@ import math
 from collections.abc import Callable
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op

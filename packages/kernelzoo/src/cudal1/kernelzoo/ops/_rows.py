@@ -8,7 +8,7 @@ kernel that reads the row twice (statistics, then output).
 
 from __future__ import annotations
 
-import triton
+from .._triton import triton
 
 __all__ = ["row_tile"]
 

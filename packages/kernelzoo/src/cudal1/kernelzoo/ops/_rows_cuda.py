@@ -12,9 +12,9 @@ Kernel signature of every row op: ``(x, *weights, y, int n, *float scalars, int 
 from __future__ import annotations
 
 import torch
-import triton
 
 from .. import cuda_jit
+from .._triton import triton
 from ..kernel_specs import CudaSource
 
 __all__ = ["ROW_COMMON", "ROW_REGS", "row_launch_cuda", "row_threads"]

@@ -10,9 +10,8 @@ Shapes: ``x1``, ``x2`` (N, D) float32 (fp32 math); ``y`` (N,) of +1/-1 (any real
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block

@@ -12,9 +12,8 @@ a full (N, C) temporary, three times the traffic).
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, config_for, row_block

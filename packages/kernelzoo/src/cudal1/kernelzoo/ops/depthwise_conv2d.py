@@ -13,9 +13,8 @@ cuDNN's fp32 depthwise kernels are far from the memory roofline at large sizes, 
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op

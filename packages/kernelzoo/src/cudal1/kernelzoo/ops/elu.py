@@ -8,9 +8,8 @@ by a Taylor polynomial for ``|x| < 1/16`` (as accurate as ``expm1``).
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars

@@ -8,9 +8,8 @@ results match it bit for bit up to the division), NaN propagating.
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ._elementwise import CONFIGS, unary_op
 

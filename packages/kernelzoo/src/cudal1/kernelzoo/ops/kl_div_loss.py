@@ -9,9 +9,8 @@ pass: reads 2 * rows * D elements, writes ``rows`` values (eager: twice the traf
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out

@@ -9,9 +9,8 @@ against eager's norm + clamp + divide); longer rows take a sum-of-squares pass a
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op

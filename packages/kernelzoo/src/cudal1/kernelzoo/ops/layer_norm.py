@@ -10,10 +10,9 @@ one write; mean and variance from the registers).
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
 from .. import cuda_jit
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
 from ..registry import call, zoo_custom_op

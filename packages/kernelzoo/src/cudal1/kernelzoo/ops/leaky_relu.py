@@ -7,9 +7,8 @@ and dtype. Memory-bound: one read and one write per element (8 bytes per fp32 el
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars

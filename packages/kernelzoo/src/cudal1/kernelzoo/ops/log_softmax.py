@@ -8,9 +8,8 @@ rows take an online max/sum pass and a write pass (two reads, one write). Rows o
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op

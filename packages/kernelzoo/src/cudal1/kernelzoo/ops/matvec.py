@@ -12,9 +12,8 @@ kernel 3.05 TB/s, benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), 
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op

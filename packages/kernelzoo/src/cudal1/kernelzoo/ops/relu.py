@@ -7,9 +7,8 @@ and one write per element; the kernel reads 16 bytes per thread per step where t
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ._elementwise import launch_unary_cuda, op_configs, unary_cuda_source, unary_op
 

@@ -8,10 +8,9 @@ float32): one block per row held in registers where it fits (one read, one write
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
 from .. import cuda_jit
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
 from ..registry import call, zoo_custom_op

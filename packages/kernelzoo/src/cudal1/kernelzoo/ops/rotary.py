@@ -12,9 +12,8 @@ reference builds them); float32, fp32 math; output like ``x``. Memory traffic: o
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op

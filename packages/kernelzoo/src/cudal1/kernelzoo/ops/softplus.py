@@ -10,9 +10,8 @@ fp32 in the overflow-free form ``max(z, 0) + log1p(exp(-|z|))`` (``z = beta * x`
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars

@@ -8,9 +8,8 @@ write, against SiLU (read + write) and a product (two reads + write) in eager Py
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..arch import pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op

@@ -9,9 +9,8 @@ and one write per element (8 bytes per fp32 element); computed in fp32 as
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ._elementwise import CONFIGS, unary_op
 

@@ -11,9 +11,8 @@ values (eager: two subtractions, two norms, temporaries the size of the inputs).
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
 
+from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block
