@@ -164,3 +164,34 @@ def test_gradients_under_torch_compile_use_the_same_backward():
     registry.reference("rms_norm")(x2, w2, 1e-6).square().sum().backward()
     torch.testing.assert_close(x.grad, x2.grad)
     torch.testing.assert_close(w.grad, w2.grad)
+
+
+@pytest.mark.parametrize("name, args", [
+    ("softmax", lambda: (torch.arange(12).reshape(3, 4),)),
+    ("rms_norm", lambda: (torch.arange(12).reshape(3, 4), torch.ones(4), 1e-6)),
+    ("layer_norm", lambda: (torch.randn(3, 4), torch.ones(4, dtype=torch.int32), torch.zeros(4), 1e-5)),
+    ("relu", lambda: (torch.tensor([True, False]),)),
+])
+def test_integer_tensors_where_floats_are_taken_are_refused(name, args):
+    """Adversarial: on CUDA a kernel reads an int64 tensor as floats (softmax returned zeros, rms_norm a truncated
+    int); the check runs before any kernel, on every device."""
+    with pytest.raises(TypeError, match=f"cudal1 op {name}: .* tensor; it takes floating-point tensors"):
+        call(name, *args())
+
+
+def test_index_tensors_stay_integers():
+    """The legitimate twin: ids and class targets are integer tensors by nature."""
+    ids_, tokens = torch.tensor([[1, 2]]), torch.randn(5, 4)
+    out = call("embedding_layer_norm", ids_, tokens, torch.randn(3, 4), torch.ones(4), torch.zeros(4), 1e-5)
+    assert out.shape == (1, 2, 4)
+    assert call("cross_entropy_loss", torch.randn(2, 3), torch.tensor([0, 2]), -100).shape == (2,)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("name", ["softmax", "rms_norm", "layer_norm", "relu", "cumsum"])
+def test_float64_on_cuda_runs_the_reference_not_a_float32_kernel(name):
+    args = [a.cuda() if isinstance(a, torch.Tensor) else a for a in CASES[name]()]
+    got = call(name, *args)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, registry.reference(name)(*args), rtol=0, atol=0)

@@ -18,20 +18,30 @@ Gradients. Each op declares one of:
 * ``differentiable=False``: the op has no gradient (integer outputs, ops writing into ``out``); calling it with
   an input that requires grad while grad mode is on raises :class:`NoGradientError` naming the way out,
   instead of returning a result that silently cuts the graph.
+
+Dtypes (:func:`call`, before any kernel runs): a tensor that is not floating point is refused with a
+``TypeError`` unless its parameter is an index (:data:`INDEX_PARAMS`: token ids, class targets, +-1 labels),
+where a GPU kernel would read it as floats and return zeros or truncated values. float64 on CUDA runs the
+op's reference (exact; the kernels compute in fp32), never a silent fp32 computation.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
 
-__all__ = ["NoGradientError", "call", "differentiable_ops", "reference", "zoo_custom_op"]
+__all__ = ["INDEX_PARAMS", "NoGradientError", "call", "differentiable_ops", "reference", "zoo_custom_op"]
 
 _EAGER: dict[str, Callable[..., Any]] = {}
 _NO_GRAD: set[str] = set()
 _REF: dict[str, Callable[..., Any]] = {}
+_PARAMS: dict[str, tuple[str, ...]] = {}
+
+#: parameters that take integer tensors; every other tensor argument of a zoo op must be floating point
+INDEX_PARAMS = frozenset({"ids", "targets", "y"})
 
 
 class NoGradientError(RuntimeError):
@@ -59,6 +69,7 @@ def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Call
     def deco(fn: Callable[..., Any]) -> Any:
         op = torch.library.custom_op(qualname, mutates_args=mutates_args, **kwargs)(fn)
         _EAGER[name] = fn
+        _PARAMS[name] = tuple(inspect.signature(fn).parameters)
         if ref is not None:
             _REF[name] = ref
         if not differentiable:
@@ -113,10 +124,31 @@ def _wants_grad(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
                                            for x in (*args, *kwargs.values()))
 
 
+def _fp64_on_cuda(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    """Check the dtypes of op ``name``'s tensor arguments (see the module docstring); whether one is a float64
+    tensor on CUDA. Raises TypeError for a non-floating tensor outside :data:`INDEX_PARAMS`."""
+    fp64_cuda = False
+    for pname, x in (*zip(_PARAMS[name], args), *kwargs.items()):
+        if not isinstance(x, torch.Tensor):
+            continue
+        if x.is_floating_point():
+            fp64_cuda = fp64_cuda or (x.dtype == torch.float64 and x.is_cuda)
+        elif pname not in INDEX_PARAMS:
+            raise TypeError(f"cudal1 op {name}: {pname} is a {x.dtype} tensor; it takes floating-point tensors "
+                            f"(float32, bfloat16, float16, float64): convert it first, e.g. {pname}.float()")
+    return fp64_cuda
+
+
 def call(name: str, *args: Any, **kwargs: Any) -> Any:
     """Run zoo op ``name``: the registered ``torch.ops.cudal1.<name>`` while ``torch.compile`` traces or when an
     input requires grad (the op's registered backward), its implementation directly otherwise. Raises
-    :class:`NoGradientError` for an op without a gradient called on an input that requires grad."""
+    :class:`NoGradientError` for an op without a gradient called on an input that requires grad, TypeError for
+    a non-floating tensor where the op takes floats."""
+    if _fp64_on_cuda(name, args, kwargs):
+        if name not in _REF:
+            raise TypeError(f"cudal1 op {name} has no float64 path on CUDA (its kernels compute in float32): use "
+                            "float32, or the functional form of the op")
+        return _REF[name](*args, **kwargs)
     wants_grad = _wants_grad(args, kwargs)
     if wants_grad and name in _NO_GRAD:
         raise NoGradientError(

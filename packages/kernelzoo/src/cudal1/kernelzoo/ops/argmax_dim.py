@@ -132,7 +132,7 @@ def argmax_dim_launch(x: torch.Tensor, dim: int, keepdim: bool = False, row_conf
     return y
 
 
-@zoo_custom_op("cudal1::argmax_dim", mutates_args=(), differentiable=False)
+@zoo_custom_op("cudal1::argmax_dim", mutates_args=(), ref=argmax_dim_ref, differentiable=False)
 def _argmax_dim_op(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
     return argmax_dim_launch(x, dim, keepdim) if x.is_cuda else argmax_dim_ref(x, dim, keepdim)
 
