@@ -128,7 +128,7 @@ def _fp64_on_cuda(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> boo
     """Check the dtypes of op ``name``'s tensor arguments (see the module docstring); whether one is a float64
     tensor on CUDA. Raises TypeError for a non-floating tensor outside :data:`INDEX_PARAMS`."""
     fp64_cuda = False
-    for pname, x in (*zip(_PARAMS[name], args), *kwargs.items()):
+    for pname, x in (*zip(_PARAMS[name], args, strict=False), *kwargs.items()):  # defaults: fewer args
         if not isinstance(x, torch.Tensor):
             continue
         if x.is_floating_point():
