@@ -11,6 +11,7 @@ per-task solutions for the built-in suite (:mod:`cudal1.kernelzoo.solutions`,
 Measured speedups live in benchmarks/results/ of the repository, never in this docstring.
 """
 
+from .modules import RMSNorm, SwiGLUMLP
 from .ops.add_layer_norm import add_layer_norm, add_layer_norm_, add_layer_norm_ref
 from .ops.argmax_dim import argmax_dim, argmax_dim_ref
 from .ops.avg_pool2d import avg_pool2d, avg_pool2d_ref
@@ -55,8 +56,12 @@ from .ops.sum_dim import sum_dim, sum_dim_ref
 from .ops.swiglu import swiglu, swiglu_, swiglu_ref
 from .ops.tanh import tanh, tanh_ref
 from .ops.triplet_margin_loss import triplet_margin_loss, triplet_margin_loss_ref
+from .patch import PatchReport, patch  # noqa: E402  (after the ops it swaps in)
 
 __all__ = [
+    "PatchReport",
+    "RMSNorm",
+    "SwiGLUMLP",
     "add_layer_norm",
     "add_layer_norm_",
     "add_layer_norm_ref",
@@ -145,6 +150,7 @@ __all__ = [
     "swiglu",
     "swiglu_",
     "swiglu_ref",
+    "patch",
     "tanh",
     "tanh_ref",
     "triplet_margin_loss",

@@ -1,0 +1,88 @@
+"""Swap a transformers model's layers for the zoo's, in place: ``cudal1.kernelzoo.patch(model)``.
+
+What is swapped (found by structure, so no transformers import is needed here):
+
+* RMS norms: modules whose class name ends in ``RMSNorm`` with a ``weight`` (N,) and an epsilon
+  (``variance_epsilon`` or ``eps``), computing ``weight * (x / sqrt(mean(x^2) + eps))`` as Llama, Qwen2 and
+  Mistral do, become :class:`cudal1.kernelzoo.modules.RMSNorm` sharing the same weight Parameter. Gemma's
+  ``(1 + weight)`` form is a different function and is left alone (``GemmaRMSNorm`` is reported as skipped).
+* Gated MLPs: modules with ``gate_proj``, ``up_proj``, ``down_proj`` and a SiLU ``act_fn`` run ``down_proj(swiglu(gate_proj(x), up_proj(x)))`` with the
+  zoo's fused SwiGLU (one kernel for the activation and the product).
+
+The patched model computes the same function with the same parameters (tests/kernelzoo/test_patch.py: logits and
+every parameter's gradient of tiny Llama, Qwen2 and Mistral models against the unpatched model). Every op
+keeps its gradient (cudal1.kernelzoo.registry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from .modules import RMSNorm, SwiGLUMLP
+
+__all__ = ["PatchReport", "patch"]
+
+@dataclass
+class PatchReport:
+    """What :func:`patch` changed: module paths swapped per kind, and modules left alone with the reason."""
+
+    rms_norm: list[str] = field(default_factory=list)
+    swiglu: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return len(self.rms_norm) + len(self.swiglu)
+
+
+def _eps(module: nn.Module) -> float | None:
+    for name in ("variance_epsilon", "eps"):
+        v = getattr(module, name, None)
+        if isinstance(v, (int, float)):
+            return float(v)
+    return None
+
+
+def _is_silu(mlp: nn.Module) -> bool:
+    act = getattr(mlp, "act_fn", None)
+    return isinstance(act, nn.SiLU) or type(act).__name__ in ("SiLU", "SiLUActivation") or \
+        act is torch.nn.functional.silu
+
+
+def patch(model: nn.Module, *, rms_norm: bool = True, swiglu: bool = True) -> PatchReport:
+    """Swap ``model``'s RMS norms and SiLU-gated MLPs for the zoo's (see the module docstring), in place.
+    Returns what was swapped; raises ValueError when nothing in the model can be patched (a model of another
+    structure: say so rather than run unchanged)."""
+    report = PatchReport()
+    for path, module in list(model.named_modules()):
+        cls = type(module).__name__
+        if rms_norm and cls.endswith("RMSNorm") and not isinstance(module, RMSNorm):
+            weight, eps = getattr(module, "weight", None), _eps(module)
+            if cls.startswith("Gemma"):
+                report.skipped[path] = "Gemma's RMSNorm scales by (1 + weight): another function"
+            elif not isinstance(weight, nn.Parameter) or weight.dim() != 1 or eps is None:
+                report.skipped[path] = "no (N,) weight Parameter and epsilon"
+            else:
+                _replace(model, path, RMSNorm.from_weight(weight, eps))
+                report.rms_norm.append(path)
+        elif swiglu and all(hasattr(module, p) for p in ("gate_proj", "up_proj", "down_proj")) \
+                and not isinstance(module, SwiGLUMLP):
+            if _is_silu(module):
+                _replace(model, path, SwiGLUMLP(module.gate_proj, module.up_proj, module.down_proj))
+                report.swiglu.append(path)
+            else:
+                report.skipped[path] = f"gated MLP with activation {type(getattr(module, 'act_fn', None)).__name__}"
+    if not report.total:
+        raise ValueError(f"patch: nothing to swap in {type(model).__name__} (no Llama-style RMSNorm or SiLU-gated "
+                         f"MLP found{'; skipped: ' + str(report.skipped) if report.skipped else ''})")
+    return report
+
+
+def _replace(model: nn.Module, path: str, new: nn.Module) -> None:
+    parent_path, _, name = path.rpartition(".")
+    parent: Any = model.get_submodule(parent_path) if parent_path else model
+    setattr(parent, name, new)
