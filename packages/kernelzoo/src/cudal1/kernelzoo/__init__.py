@@ -30,6 +30,7 @@ from .ops.depthwise_conv2d import depthwise_conv2d, depthwise_conv2d_ref
 from .ops.diag_matmul import diag_matmul, diag_matmul_ref
 from .ops.elu import elu, elu_ref
 from .ops.embedding_layer_norm import embedding_layer_norm, embedding_layer_norm_ref
+from .ops.fused_linear_cross_entropy import fused_linear_cross_entropy, fused_linear_cross_entropy_ref
 from .ops.gelu import gelu, gelu_ref
 from .ops.group_norm import group_norm, group_norm_ref
 from .ops.hardswish import hardswish, hardswish_ref
@@ -100,6 +101,8 @@ __all__ = [
     "elu_ref",
     "embedding_layer_norm",
     "embedding_layer_norm_ref",
+    "fused_linear_cross_entropy",
+    "fused_linear_cross_entropy_ref",
     "gelu",
     "gelu_ref",
     "group_norm",

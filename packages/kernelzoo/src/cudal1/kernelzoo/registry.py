@@ -39,6 +39,7 @@ _EAGER: dict[str, Callable[..., Any]] = {}
 _NO_GRAD: set[str] = set()
 _REF: dict[str, Callable[..., Any]] = {}
 _PARAMS: dict[str, tuple[str, ...]] = {}
+_FP64_NATIVE: set[str] = set()
 
 #: parameters that take integer tensors; every other tensor argument of a zoo op must be floating point
 INDEX_PARAMS = frozenset({"ids", "targets", "y"})
@@ -50,12 +51,14 @@ class NoGradientError(RuntimeError):
 
 def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Callable[..., Any] | None = None,
                   differentiable: bool = True, backward: Callable[..., Any] | None = None,
-                  setup_context: Callable[..., Any] | None = None, **kwargs: Any) -> Callable:
+                  setup_context: Callable[..., Any] | None = None, fp64_native: bool = False,
+                  **kwargs: Any) -> Callable:
     """``torch.library.custom_op(qualname, mutates_args=...)`` that also remembers the plain function for
     :func:`call`'s eager path and registers the op's gradient (see the module docstring). ``qualname`` must
     be ``cudal1::<name>``. ``ref``: the reference whose vector-Jacobian product is the backward (needed when
     ``differentiable``, unless ``backward`` and ``setup_context`` are given); ``differentiable=False``: no
-    gradient (required for ops that mutate an argument)."""
+    gradient (required for ops that mutate an argument); ``fp64_native``: the op computes with PyTorch ops in
+    its inputs' dtype, so float64 on CUDA needs no detour through the reference."""
     ns, _, name = qualname.partition("::")
     if ns != "cudal1" or not name:
         raise ValueError(f"zoo ops live in the cudal1 namespace: got {qualname!r}")
@@ -70,6 +73,8 @@ def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Call
         op = torch.library.custom_op(qualname, mutates_args=mutates_args, **kwargs)(fn)
         _EAGER[name] = fn
         _PARAMS[name] = tuple(inspect.signature(fn).parameters)
+        if fp64_native:
+            _FP64_NATIVE.add(name)
         if ref is not None:
             _REF[name] = ref
         if not differentiable:
@@ -136,7 +141,7 @@ def _fp64_on_cuda(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> boo
         elif pname not in INDEX_PARAMS:
             raise TypeError(f"cudal1 op {name}: {pname} is a {x.dtype} tensor; it takes floating-point tensors "
                             f"(float32, bfloat16, float16, float64): convert it first, e.g. {pname}.float()")
-    return fp64_cuda
+    return fp64_cuda and name not in _FP64_NATIVE
 
 
 def call(name: str, *args: Any, **kwargs: Any) -> Any:

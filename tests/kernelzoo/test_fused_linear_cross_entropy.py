@@ -1,0 +1,97 @@
+"""Fused linear + cross-entropy: the same loss and gradients as logits + F.cross_entropy (fp64 on CPU, every
+option), whatever the chunking, and the logits never held whole; bad targets and options are errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cudal1.kernelzoo import fused_linear_cross_entropy, fused_linear_cross_entropy_ref
+from cudal1.kernelzoo.ops import fused_linear_cross_entropy as flce_mod
+
+D = torch.float64
+
+
+def inputs(n=11, h=6, v=13, bias=True, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, h, dtype=D, generator=g)
+    w = torch.randn(v, h, dtype=D, generator=g)
+    b = torch.randn(v, dtype=D, generator=g) if bias else None
+    t = torch.randint(0, v, (n,), generator=g)
+    t[[1, 4]] = -100  # ignored rows
+    return x, w, b, t
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("chunk_rows", [None, 1, 4, 11])
+def test_loss_and_gradients_match_the_reference(reduction, smoothing, bias, chunk_rows):
+    x, w, b, t = inputs(bias=bias)
+    leaves = [p.clone().requires_grad_(True) for p in (x, w) + ((b,) if bias else ())]
+    refs = [p.clone().requires_grad_(True) for p in (x, w) + ((b,) if bias else ())]
+    loss = fused_linear_cross_entropy(leaves[0], leaves[1], t, leaves[2] if bias else None, label_smoothing=smoothing,
+                                      reduction=reduction, chunk_rows=chunk_rows)
+    want = fused_linear_cross_entropy_ref(refs[0], refs[1], t, refs[2] if bias else None, label_smoothing=smoothing,
+                                          reduction=reduction)
+    torch.testing.assert_close(loss, want, rtol=1e-10, atol=1e-12)  # fp64 in, fp64 statistics
+    (3.0 * loss).backward()
+    (3.0 * want).backward()
+    for p, q in zip(leaves, refs, strict=True):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_without_gradients_nothing_is_accumulated_and_the_loss_is_the_same():
+    x, w, b, t = inputs()
+    with torch.no_grad():
+        loss = fused_linear_cross_entropy(x, w, t, b)
+    torch.testing.assert_close(loss, fused_linear_cross_entropy_ref(x, w, t, b))
+
+
+def test_the_logits_are_never_held_whole(monkeypatch):
+    """Each chunk's logits are at most x's size (N x H elements), however large the vocabulary."""
+    seen = []
+    real = torch.nn.functional.linear
+    monkeypatch.setattr(flce_mod.F, "linear", lambda *a: seen.append(real(*a).shape) or real(*a))
+    x, w, b, t = inputs(n=16, h=4, v=64)
+    fused_linear_cross_entropy(x.requires_grad_(), w, t, b)
+    assert seen and all(r * c <= 16 * 4 for r, c in seen) and sum(r for r, _ in seen) == 16
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda x, w, b, t: (x, w, b, t.clone().fill_(13)), r"targets\[0\] = 13 is outside \[0, 13\)"),
+    (lambda x, w, b, t: (x, w, b, t.clone().fill_(-5)), r"outside \[0, 13\) and is not ignore_index"),
+    (lambda x, w, b, t: (x.float(), w, b, t), "share one floating dtype"),
+    (lambda x, w, b, t: (x[None], w, b, t), r"x must be \(N, H\)"),
+    (lambda x, w, b, t: (x, w, b, t[:3]), "targets must be"),
+])
+def test_bad_inputs_are_errors_not_garbage(change, match):
+    x, w, b, t = change(*inputs())
+    with pytest.raises((ValueError, TypeError), match=match):
+        fused_linear_cross_entropy(x, w, t, b)
+
+
+def test_bad_options_are_errors():
+    x, w, b, t = inputs()
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        fused_linear_cross_entropy(x, w, t, b, reduction="none")
+    with pytest.raises(ValueError, match="label_smoothing"):
+        fused_linear_cross_entropy(x, w, t, b, label_smoothing=1.5)
+    with pytest.raises(ValueError, match="chunk_rows"):
+        fused_linear_cross_entropy(x, w, t, b, chunk_rows=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_low_precision_inputs_stay_close_to_the_fp32_reference(dtype):
+    x, w, b, t = (a.to(dtype) if a.is_floating_point() else a for a in inputs())
+    xl, wl = x.clone().requires_grad_(), w.clone().requires_grad_()
+    xr, wr = x.float().requires_grad_(), w.float().requires_grad_()
+    loss = fused_linear_cross_entropy(xl, wl, t, b)
+    want = fused_linear_cross_entropy_ref(xr, wr, t, b.float())
+    tol = {torch.float32: 1e-5, torch.bfloat16: 3e-2, torch.float16: 5e-3}[dtype]
+    torch.testing.assert_close(loss, want, rtol=tol, atol=tol)
+    loss.backward()
+    want.backward()
+    assert xl.grad.dtype == dtype and wl.grad.dtype == dtype
+    torch.testing.assert_close(xl.grad.float(), xr.grad, rtol=tol * 4, atol=tol)
+    torch.testing.assert_close(wl.grad.float(), wr.grad, rtol=tol * 4, atol=tol)
