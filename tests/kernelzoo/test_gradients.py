@@ -28,6 +28,7 @@ def ids(high, *shape):
 #: op -> builder of its positional arguments (fp64, CPU, small: gradcheck perturbs every element)
 CASES = {
     "add_layer_norm": lambda: (r(2, 3, 8), r(2, 3, 8), r(8), r(8), r(8), 1e-5, "gelu"),
+    "add_rms_norm": lambda: (r(2, 3, 8), r(2, 3, 8), r(8), 1e-6),
     "avg_pool2d": lambda: (r(1, 2, 6, 6), [2, 2], [2, 2], [1, 1], False),
     "avg_pool3d": lambda: (r(1, 2, 4, 4, 4), [2, 2, 2], [2, 2, 2], [0, 0, 0], True),
     "batch_norm": lambda: (r(2, 3, 4, 4), r(3), r(3, positive=True), r(3), r(3), 1e-5),
@@ -100,14 +101,16 @@ def test_gradient_matches_the_reference_and_finite_differences(name):
     xs = [args[i].clone().requires_grad_(True) for i in wrt]
     assert torch.autograd.gradcheck(f, xs, eps=1e-6, atol=1e-5, rtol=1e-4, nondet_tol=0.0)
     out = f(*xs)
-    assert out.requires_grad and out.grad_fn is not None
-    w = torch.randn_like(out)
-    got = torch.autograd.grad(out, xs, w, allow_unused=True)
+    outs = out if isinstance(out, tuple) else (out,)
+    assert all(o.requires_grad and o.grad_fn is not None for o in outs)
+    ws = [torch.randn_like(o) for o in outs]
+    got = torch.autograd.grad(outs, xs, ws, allow_unused=True)
     ys = [args[i].clone().requires_grad_(True) for i in wrt]
     full = list(args)
     for i, y in zip(wrt, ys, strict=True):
         full[i] = y
-    want = torch.autograd.grad(registry.reference(name)(*full), ys, w, allow_unused=True)
+    want_out = registry.reference(name)(*full)
+    want = torch.autograd.grad(want_out if isinstance(want_out, tuple) else (want_out,), ys, ws, allow_unused=True)
     for g, e in zip(got, want, strict=True):
         torch.testing.assert_close(g, e if e is not None else torch.zeros_like(g), rtol=1e-10, atol=1e-12)
 

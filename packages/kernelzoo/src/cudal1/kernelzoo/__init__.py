@@ -13,6 +13,7 @@ Measured speedups live in benchmarks/results/ of the repository, never in this d
 
 from .modules import RMSNorm, SwiGLUMLP
 from .ops.add_layer_norm import add_layer_norm, add_layer_norm_, add_layer_norm_ref
+from .ops.add_rms_norm import add_rms_norm, add_rms_norm_ref
 from .ops.argmax_dim import argmax_dim, argmax_dim_ref
 from .ops.avg_pool2d import avg_pool2d, avg_pool2d_ref
 from .ops.avg_pool3d import avg_pool3d, avg_pool3d_ref
@@ -66,6 +67,8 @@ __all__ = [
     "add_layer_norm",
     "add_layer_norm_",
     "add_layer_norm_ref",
+    "add_rms_norm",
+    "add_rms_norm_ref",
     "argmax_dim",
     "argmax_dim_ref",
     "avg_pool2d",

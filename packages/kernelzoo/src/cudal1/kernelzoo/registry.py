@@ -91,7 +91,8 @@ def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Call
 
 def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Callable[..., tuple]]:
     """(setup_context, backward) computing the gradient of an op as the vector-Jacobian product of ``ref``,
-    the op's PyTorch reference taking the same positional arguments, recomputed from the saved inputs.
+    the op's PyTorch reference taking the same positional arguments (one tensor or a tuple of tensors out, as
+    the op), recomputed from the saved inputs.
     Floating-point tensor inputs get gradients; other inputs (integer ids, sizes, flags) get None."""
 
     def setup_context(ctx: Any, inputs: Sequence[Any], output: Any) -> None:
@@ -99,7 +100,7 @@ def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Ca
         ctx.save_for_backward(*tensors)
         ctx.layout = [None if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    def backward(ctx: Any, *grads_out: torch.Tensor | None) -> tuple:
         saved = iter(ctx.saved_tensors)
         args: list[Any] = []
         wrt: list[int] = []
@@ -116,7 +117,10 @@ def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Ca
         if wrt:
             with torch.enable_grad():
                 out = ref(*args)
-                got = torch.autograd.grad(out, [args[i] for i in wrt], grad, allow_unused=True)
+                outs = out if isinstance(out, (tuple, list)) else (out,)
+                pairs = [(o, g) for o, g in zip(outs, grads_out, strict=True) if g is not None and o.requires_grad]
+                got = torch.autograd.grad([o for o, _ in pairs], [args[i] for i in wrt], [g for _, g in pairs],
+                                          allow_unused=True) if pairs else [None] * len(wrt)
             for i, g in zip(wrt, got, strict=True):
                 grads[i] = g if g is not None else torch.zeros_like(args[i])
         return tuple(grads)
