@@ -61,6 +61,7 @@ CASES = {
     "mse_loss": lambda: (r(4, 7), r(4, 7)),
     "relu": lambda: (r(4, 7),),
     "rms_norm": lambda: (r(3, 8), r(8), 1e-6),
+    "rope_qk": lambda: (r(2, 3, 5, 8), r(2, 1, 5, 8), r(1, 5, 8), r(1, 5, 8), None),
     "rotary": lambda: (r(2, 5, 8), r(5, 4), r(5, 4)),
     "silu": lambda: (r(4, 7),),
     "smooth_l1_loss": lambda: (r(4, 7), r(4, 7), 0.5),

@@ -41,3 +41,48 @@ def test_add_rms_norm_checks_its_inputs():
         add_rms_norm(x, torch.randn(2, 8, dtype=torch.float64), torch.ones(8))
     with pytest.raises(ValueError, match=r"weight must have shape \(8,\)"):
         add_rms_norm(x, x, torch.ones(4))
+
+
+def _rope_inputs(dtype, batch_cos):
+    q = rnd((2, 3, 8, 4), 4, dtype).transpose(1, 2)  # (B, H, S, D) as a transposed view, as attention makes it
+    k = rnd((2, 1, 3, 4), 5, dtype)
+    n = 2 if batch_cos else 1
+    return q, k, rnd((n, 3, 4), 6, dtype), rnd((n, 3, 4), 7, dtype)
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("batch_cos", [True, False])
+def test_rope_qk_kernel(dtype, batch_cos):
+    from cudal1.kernelzoo.ops import rope_qk as rq
+
+    q, k, cos, sin = _rope_inputs(dtype, batch_cos)
+    qo, ko = rq.rope_qk_launch(q, k, cos, sin)
+    q_ref, k_ref = rq.rope_qk_ref(q, k, cos, sin)
+    atol, rtol = TOL[dtype]
+    assert qo.is_contiguous() and qo.shape == q.shape and ko.shape == k.shape
+    torch.testing.assert_close(qo.float(), q_ref.float(), atol=atol, rtol=rtol)
+    torch.testing.assert_close(ko.float(), k_ref.float(), atol=atol, rtol=rtol)
+
+
+def test_rope_qk_with_position_ids_indexes_the_tables():
+    from cudal1.kernelzoo.ops import rope_qk as rq
+
+    q, k, _, _ = _rope_inputs(torch.float32, False)
+    table_c, table_s = rnd((10, 4), 8, torch.float32), rnd((10, 4), 9, torch.float32)
+    pos = torch.tensor([[7, 2, 9], [0, 0, 5]], device=DEV)
+    qo, ko = rq.rope_qk_launch(q, k, table_c, table_s, pos)
+    q_ref, k_ref = rq.rope_qk_ref(q, k, table_c[pos], table_s[pos])  # what a rotary module would pass
+    torch.testing.assert_close(qo, q_ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(ko, k_ref, atol=1e-5, rtol=1e-5)
+
+
+def test_rope_qk_checks_its_inputs():
+    from cudal1.kernelzoo import rope_qk
+
+    q, k, cos, sin = _rope_inputs(torch.float32, True)
+    with pytest.raises(ValueError, match="must lie in"):
+        rope_qk(q, k, cos[0], sin[0], torch.tensor([[0, 1, 3], [0, 1, 2]]))
+    with pytest.raises(ValueError, match="whole \\(P, D\\) tables need position_ids"):
+        rope_qk(q, k, cos[0], sin[0])
+    with pytest.raises(ValueError, match="must be even"):
+        rope_qk(q[..., :3], k[..., :3], cos[..., :3], sin[..., :3])

@@ -49,6 +49,7 @@ from .ops.mean_dim import mean_dim, mean_dim_ref
 from .ops.mse_loss import mse_loss, mse_loss_ref
 from .ops.relu import relu, relu_ref
 from .ops.rms_norm import rms_norm, rms_norm_ref
+from .ops.rope_qk import rope_qk, rope_qk_ref
 from .ops.rotary import rotary, rotary_ref, rotary_tables
 from .ops.silu import silu, silu_ref
 from .ops.smooth_l1_loss import smooth_l1_loss, smooth_l1_loss_ref
@@ -140,6 +141,8 @@ __all__ = [
     "relu_ref",
     "rms_norm",
     "rms_norm_ref",
+    "rope_qk",
+    "rope_qk_ref",
     "rotary",
     "rotary_ref",
     "rotary_tables",

@@ -42,7 +42,7 @@ _PARAMS: dict[str, tuple[str, ...]] = {}
 _FP64_NATIVE: set[str] = set()
 
 #: parameters that take integer tensors; every other tensor argument of a zoo op must be floating point
-INDEX_PARAMS = frozenset({"ids", "targets", "y"})
+INDEX_PARAMS = frozenset({"ids", "targets", "y", "position_ids"})
 
 
 class NoGradientError(RuntimeError):
@@ -89,6 +89,9 @@ def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Call
     return deco
 
 
+_SAVED = object()  # marks a tensor argument's place (saved for backward) in a layout of arguments
+
+
 def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Callable[..., tuple]]:
     """(setup_context, backward) computing the gradient of an op as the vector-Jacobian product of ``ref``,
     the op's PyTorch reference taking the same positional arguments (one tensor or a tuple of tensors out, as
@@ -98,14 +101,14 @@ def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Ca
     def setup_context(ctx: Any, inputs: Sequence[Any], output: Any) -> None:
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         ctx.save_for_backward(*tensors)
-        ctx.layout = [None if isinstance(x, torch.Tensor) else x for x in inputs]
+        ctx.layout = [_SAVED if isinstance(x, torch.Tensor) else x for x in inputs]
 
     def backward(ctx: Any, *grads_out: torch.Tensor | None) -> tuple:
         saved = iter(ctx.saved_tensors)
         args: list[Any] = []
         wrt: list[int] = []
         for i, x in enumerate(ctx.layout):
-            if x is not None or i >= len(ctx.needs_input_grad):
+            if x is not _SAVED or i >= len(ctx.needs_input_grad):
                 args.append(x)
                 continue
             t = next(saved)
