@@ -86,3 +86,44 @@ def test_rope_qk_checks_its_inputs():
         rope_qk(q, k, cos[0], sin[0])
     with pytest.raises(ValueError, match="must be even"):
         rope_qk(q[..., :3], k[..., :3], cos[..., :3], sin[..., :3])
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+def test_geglu_kernel(dtype, approximate):
+    from cudal1.kernelzoo.ops import geglu as gg
+
+    g, u = rnd((5, 37), 10, dtype), rnd((5, 37), 11, dtype)
+    got = gg.geglu_launch(g, u, approximate, {"BLOCK": 64, "num_warps": 4})
+    atol, rtol = TOL[dtype]
+    torch.testing.assert_close(got.float(), gg.geglu_ref(g.float(), u.float(), approximate), atol=atol * 4, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", list(TOL))
+@pytest.mark.parametrize("beta", [0.0, 0.3, 0.5, 1.0])
+def test_jsd_row_kernel(dtype, beta):
+    from cudal1.kernelzoo.ops import jsd as j
+
+    lq = torch.log_softmax(rnd((4, 37), 12, torch.float32), -1).to(dtype)
+    lp = torch.log_softmax(rnd((4, 37), 13, torch.float32), -1).to(dtype)
+    got = j.jsd_launch(lq, lp, beta, {"BLOCK": 16, "num_warps": 4})
+    want = j.jsd_ref(lq.float(), lp.float(), None, beta, reduction="none")
+    assert (want >= -1e-6).all()
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
+def test_jsd_reductions_and_ignored_rows():
+    from cudal1.kernelzoo import jsd
+
+    lq, lp = torch.log_softmax(torch.randn(4, 6), -1), torch.log_softmax(torch.randn(4, 6), -1)
+    labels = torch.tensor([1, -100, 2, -100])
+    rows = jsd(lq, lp, labels, reduction="none")
+    assert rows[1] == 0 and rows[3] == 0 and (rows[[0, 2]] > 0).all()
+    torch.testing.assert_close(jsd(lq, lp, labels, reduction="sum"), rows.sum())
+    torch.testing.assert_close(jsd(lq, lp, labels), rows.sum() / 2)
+    # beta = 0 is the forward KL(P || Q): F.kl_div(log_q, log_p, log_target=True)
+    torch.testing.assert_close(jsd(lq, lp, beta=0.0, reduction="sum"),
+                               torch.nn.functional.kl_div(lq, lp, log_target=True, reduction="sum"))
+    for kw, match in [({"beta": 1.5}, "beta must lie"), ({"reduction": "mean"}, "reduction must be one of")]:
+        with pytest.raises(ValueError, match=match):
+            jsd(lq, lp, **kw)

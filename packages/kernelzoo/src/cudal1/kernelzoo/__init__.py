@@ -32,9 +32,11 @@ from .ops.diag_matmul import diag_matmul, diag_matmul_ref
 from .ops.elu import elu, elu_ref
 from .ops.embedding_layer_norm import embedding_layer_norm, embedding_layer_norm_ref
 from .ops.fused_linear_cross_entropy import fused_linear_cross_entropy, fused_linear_cross_entropy_ref
+from .ops.geglu import geglu, geglu_ref
 from .ops.gelu import gelu, gelu_ref
 from .ops.group_norm import group_norm, group_norm_ref
 from .ops.hardswish import hardswish, hardswish_ref
+from .ops.jsd import jsd, jsd_ref
 from .ops.kl_div_loss import kl_div_loss, kl_div_loss_ref
 from .ops.l2_normalize import l2_normalize, l2_normalize_ref
 from .ops.layer_norm import layer_norm, layer_norm_ref
@@ -107,12 +109,16 @@ __all__ = [
     "embedding_layer_norm_ref",
     "fused_linear_cross_entropy",
     "fused_linear_cross_entropy_ref",
+    "geglu",
+    "geglu_ref",
     "gelu",
     "gelu_ref",
     "group_norm",
     "group_norm_ref",
     "hardswish",
     "hardswish_ref",
+    "jsd",
+    "jsd_ref",
     "kl_div_loss",
     "kl_div_loss_ref",
     "l2_normalize",

@@ -42,7 +42,7 @@ _PARAMS: dict[str, tuple[str, ...]] = {}
 _FP64_NATIVE: set[str] = set()
 
 #: parameters that take integer tensors; every other tensor argument of a zoo op must be floating point
-INDEX_PARAMS = frozenset({"ids", "targets", "y", "position_ids"})
+INDEX_PARAMS = frozenset({"ids", "targets", "y", "position_ids", "labels"})
 
 
 class NoGradientError(RuntimeError):
