@@ -127,3 +127,33 @@ def test_jsd_reductions_and_ignored_rows():
     for kw, match in [({"beta": 1.5}, "beta must lie"), ({"reduction": "mean"}, "reduction must be one of")]:
         with pytest.raises(ValueError, match=match):
             jsd(lq, lp, **kw)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy_options_match_torch(reduction, smoothing):
+    from cudal1.kernelzoo import CrossEntropyLoss
+
+    torch.manual_seed(0)
+    logits = torch.randn(2, 3, 7, dtype=torch.float64, requires_grad=True)
+    twin = logits.detach().clone().requires_grad_(True)
+    targets = torch.tensor([[0, 6, -100], [3, -100, 2]])
+    got = CrossEntropyLoss(label_smoothing=smoothing, reduction=reduction)(logits, targets)
+    want = torch.nn.functional.cross_entropy(twin.flatten(0, 1), targets.flatten(), label_smoothing=smoothing,
+                                             reduction=reduction)
+    torch.testing.assert_close(got, want)
+    w = torch.randn_like(got)
+    (got * w).sum().backward()
+    (want * w).sum().backward()
+    torch.testing.assert_close(logits.grad, twin.grad)
+
+
+def test_out_of_range_targets_and_ids_are_errors():
+    from cudal1.kernelzoo import cross_entropy_loss, embedding_layer_norm
+
+    with pytest.raises(ValueError, match=r"targets\[1\] = 7 is outside \[0, 7\) and is not ignore_index"):
+        cross_entropy_loss(torch.randn(3, 7), torch.tensor([0, 7, -100]))
+    cross_entropy_loss(torch.randn(3, 7), torch.tensor([0, 6, -100]))  # the twin: in range and ignored rows
+    with pytest.raises(ValueError, match=r"ids\[0, 1\] = 5 is outside \[0, 5\)"):
+        embedding_layer_norm(torch.tensor([[0, 5]]), torch.randn(5, 4), torch.randn(2, 4), torch.ones(4),
+                             torch.zeros(4))

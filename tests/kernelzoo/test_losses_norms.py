@@ -104,12 +104,14 @@ def test_cross_entropy_loss_edge_values():
     assert_close(got, want)
 
 
-def test_cross_entropy_loss_int32_targets_and_out_of_range_is_nan():
+def test_cross_entropy_loss_int32_targets_and_out_of_range_is_an_error():
     x = rnd((3, 50), 12)
-    t = torch.tensor([4, 50, -1], device=DEV, dtype=torch.int32)
+    t = torch.tensor([4, 49, -100], device=DEV, dtype=torch.int32)
     got = cross_entropy_loss.cross_entropy_loss_launch(x, t, config={"BLOCK": 16, "num_warps": 1})
-    assert torch.isnan(got[1:]).all()
-    assert_close(got[:1], cross_entropy_loss.cross_entropy_loss_ref(x[:1], t[:1].long()))
+    assert_close(got, cross_entropy_loss.cross_entropy_loss_ref(x, t.long()))
+    for bad in (50, -1):  # a kernel reading logits[i, 50] would return garbage (it returned NaN): refused first
+        with pytest.raises(ValueError, match=f"targets\\[1\\] = {bad} is outside \\[0, 50\\)"):
+            cross_entropy_loss.cross_entropy_loss_launch(x, torch.tensor([4, bad, -100], device=DEV, dtype=torch.int32))
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.3, -0.5])

@@ -11,7 +11,15 @@ per-task solutions for the built-in suite (:mod:`cudal1.kernelzoo.solutions`,
 Measured speedups live in benchmarks/results/ of the repository, never in this docstring.
 """
 
-from .modules import RMSNorm, SwiGLUMLP
+from .modules import (
+    JSD,
+    CrossEntropyLoss,
+    FusedLinearCrossEntropyLoss,
+    GeGLUMLP,
+    LayerNorm,
+    RMSNorm,
+    SwiGLUMLP,
+)
 from .ops.add_layer_norm import add_layer_norm, add_layer_norm_, add_layer_norm_ref
 from .ops.add_rms_norm import add_rms_norm, add_rms_norm_ref
 from .ops.argmax_dim import argmax_dim, argmax_dim_ref
@@ -24,7 +32,7 @@ from .ops.bias_act_mean import bias_act_mean, bias_act_mean_ref
 from .ops.bias_glu import bias_glu, bias_glu_ref
 from .ops.bias_relu_max_pool2d import bias_relu_max_pool2d, bias_relu_max_pool2d_ref
 from .ops.cosine_embedding_loss import cosine_embedding_loss, cosine_embedding_loss_ref
-from .ops.cross_entropy_loss import cross_entropy_loss, cross_entropy_loss_ref
+from .ops.cross_entropy_loss import cross_entropy, cross_entropy_loss, cross_entropy_loss_ref
 from .ops.cudnn_conv import conv, conv_transpose
 from .ops.cumsum import cumsum, cumsum_ref
 from .ops.depthwise_conv2d import depthwise_conv2d, depthwise_conv2d_ref
@@ -64,6 +72,11 @@ from .ops.triplet_margin_loss import triplet_margin_loss, triplet_margin_loss_re
 from .patch import PatchReport, patch  # noqa: E402  (after the ops it swaps in)
 
 __all__ = [
+    "JSD",
+    "CrossEntropyLoss",
+    "FusedLinearCrossEntropyLoss",
+    "GeGLUMLP",
+    "LayerNorm",
     "PatchReport",
     "RMSNorm",
     "SwiGLUMLP",
@@ -93,6 +106,7 @@ __all__ = [
     "bias_relu_max_pool2d_ref",
     "cosine_embedding_loss",
     "cosine_embedding_loss_ref",
+    "cross_entropy",
     "cross_entropy_loss",
     "cross_entropy_loss_ref",
     "conv",

@@ -3,8 +3,8 @@
 ``F.cross_entropy(logits, targets, reduction="none")`` (no class weights, no label smoothing).
 
 Shapes: ``logits`` (N, C) float32 (fp32 math); ``targets`` (N,) int64 or int32 in [0, C) or ``ignore_index``;
-output (N,) float32. A target outside [0, C) that is not ``ignore_index`` gives NaN (torch raises; a
-kernel cannot). One program per row, one pass: an online logsumexp (block max, one exp per element) plus
+output (N,) float32. A target outside [0, C) that is not ``ignore_index`` is a ValueError (checked before
+the kernel runs: one reduction and a device sync). One program per row, one pass: an online logsumexp (block max, one exp per element) plus
 one gathered logit; reads N * C elements once, writes N values (eager: log_softmax writes and nll re-reads
 a full (N, C) temporary, three times the traffic).
 """
@@ -16,9 +16,10 @@ import torch
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
+from ._index import check_index_range
 from ._loss_rows import CONFIGS, config_for, row_block
 
-__all__ = ["CONFIGS", "cross_entropy_loss", "cross_entropy_loss_launch", "cross_entropy_loss_ref"]
+__all__ = ["CONFIGS", "cross_entropy", "cross_entropy_loss", "cross_entropy_loss_launch", "cross_entropy_loss_ref"]
 
 
 def cross_entropy_loss_ref(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
@@ -48,7 +49,7 @@ def _cross_entropy_loss_kernel(x_ptr, t_ptr, out_ptr, n_cols, ignore_index, BLOC
     tl.store(out_ptr + row, loss.to(out_ptr.dtype.element_ty))
 
 
-def _check(logits: torch.Tensor, targets: torch.Tensor) -> None:
+def _check(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> None:
     if logits.dim() != 2 or not logits.dtype.is_floating_point:
         raise ValueError(f"cross_entropy_loss: logits must be a floating (N, C) tensor, got {logits.dtype} "
                          f"{tuple(logits.shape)}")
@@ -57,12 +58,13 @@ def _check(logits: torch.Tensor, targets: torch.Tensor) -> None:
                          f"({logits.shape[0]},), got {targets.dtype} {tuple(targets.shape)}")
     if targets.device != logits.device:
         raise ValueError(f"cross_entropy_loss: logits on {logits.device}, targets on {targets.device}")
+    check_index_range("cross_entropy_loss", "targets", targets, logits.shape[1], ignore_index)
 
 
 def cross_entropy_loss_launch(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100,
                               config: dict | None = None) -> torch.Tensor:
     """Run the Triton kernel on ``logits`` (N, C) and ``targets`` (N,); returns (N,)."""
-    _check(logits, targets)
+    _check(logits, targets, ignore_index)
     cfg = config_for(logits, config)
     x, t = logits.contiguous(), targets.contiguous()
     out = torch.empty(x.shape[:1], dtype=x.dtype, device=x.device)
@@ -88,10 +90,36 @@ def _(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int) -> torch.T
 def cross_entropy_loss(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
     """Per-sample cross-entropy of ``logits`` (N, C) against class indices ``targets`` (N,) -> (N,)
     (Triton on CUDA, the reference on CPU); ``torch.ops.cudal1.cross_entropy_loss``."""
-    _check(logits, targets)
+    _check(logits, targets, ignore_index)
     return call("cross_entropy_loss", logits, targets, int(ignore_index))
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_cross_entropy_loss_kernel", {
     "x_ptr": "*fp32", "t_ptr": "*i64", "out_ptr": "*fp32", "n_cols": "i32", "ignore_index": "i32"})]
+
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, ignore_index: int = -100,
+                  label_smoothing: float = 0.0, reduction: str = "mean") -> torch.Tensor:
+    """``F.cross_entropy(logits, targets, ignore_index=, label_smoothing=, reduction=)`` for class indices, built on
+    the per-sample kernel: with smoothing eps, each row's loss is ``ce + eps * (z[t] - mean_j z[j])`` (the same
+    as torch's ``(1 - eps) * ce + eps * (lse - mean z)``). ``mean`` divides by the non-ignored rows (nan when
+    every row is ignored, as torch). Differentiable through the ops it is made of."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must lie in [0, 1], got {label_smoothing}")
+    rows = cross_entropy_loss(logits, targets, ignore_index)
+    keep = targets != ignore_index
+    if label_smoothing:
+        from .mean_dim import mean_dim
+
+        safe = torch.where(keep, targets, torch.zeros_like(targets))
+        z_t = logits.gather(1, safe[:, None]).squeeze(1)
+        rows = rows + label_smoothing * torch.where(keep, z_t - mean_dim(logits, -1), torch.zeros_like(z_t))
+    if reduction == "none":
+        return rows
+    return rows.sum() if reduction == "sum" else rows.sum() / keep.sum()

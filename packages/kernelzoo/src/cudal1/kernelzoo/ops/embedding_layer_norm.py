@@ -21,6 +21,7 @@ from ._fused_norm import (
     _fused_norm_kernel,  # noqa: F401  (named in TRITON_KERNELS)
     fused_norm_launch,
 )
+from ._index import check_index_range
 
 __all__ = ["CONFIGS", "embedding_layer_norm", "embedding_layer_norm_launch", "embedding_layer_norm_ref"]
 
@@ -41,6 +42,7 @@ def _check(ids: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor) -> 
                          f"{tuple(positions.shape)}")
     if positions.shape[0] < ids.shape[1]:
         raise ValueError(f"positions has {positions.shape[0]} rows, fewer than the sequence length {ids.shape[1]}")
+    check_index_range("embedding_layer_norm", "ids", ids, tokens.shape[0])
 
 
 def embedding_layer_norm_launch(ids: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
