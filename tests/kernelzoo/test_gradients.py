@@ -206,3 +206,10 @@ def test_float64_on_cuda_runs_the_reference_not_a_float32_kernel(name):
     got = call(name, *args)
     assert got.dtype == torch.float64
     torch.testing.assert_close(got, registry.reference(name)(*args), rtol=0, atol=0)
+
+
+def test_tensors_on_different_devices_are_refused_before_any_kernel():
+    x = torch.randn(3, 4)
+    w = torch.ones(4, device="meta")  # another device, available everywhere
+    with pytest.raises(ValueError, match="x is on cpu but weight on meta"):
+        call("rms_norm", x, w, 1e-6)

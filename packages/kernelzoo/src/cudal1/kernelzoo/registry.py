@@ -138,11 +138,18 @@ def _wants_grad(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
 
 def _fp64_on_cuda(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     """Check the dtypes of op ``name``'s tensor arguments (see the module docstring); whether one is a float64
-    tensor on CUDA. Raises TypeError for a non-floating tensor outside :data:`INDEX_PARAMS`."""
+    tensor on CUDA. Raises TypeError for a non-floating tensor outside :data:`INDEX_PARAMS`, ValueError for
+    tensors on different devices (a kernel would read a host pointer as a device one)."""
     fp64_cuda = False
+    device = None
     for pname, x in (*zip(_PARAMS[name], args, strict=False), *kwargs.items()):  # defaults: fewer args
         if not isinstance(x, torch.Tensor):
             continue
+        if device is None:
+            device = (pname, x.device)
+        elif x.device != device[1]:
+            raise ValueError(f"cudal1 op {name}: {device[0]} is on {device[1]} but {pname} on {x.device}; move "
+                             f"them to one device first")
         if x.is_floating_point():
             fp64_cuda = fp64_cuda or (x.dtype == torch.float64 and x.is_cuda)
         elif pname not in INDEX_PARAMS:
