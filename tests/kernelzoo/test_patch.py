@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from cudal1.kernelzoo import RMSNorm, SwiGLUMLP, patch
+from cudal1.kernelzoo.patch import unpatch_rope
 
 transformers = pytest.importorskip("transformers")
 
@@ -33,21 +34,47 @@ def tiny(kind):
 def test_patched_model_matches_logits_and_every_gradient(kind):
     ref = tiny(kind)
     model = copy.deepcopy(ref)
+    ids = torch.randint(0, SMALL["vocab_size"], (2, 9))
+    want = ref(ids, labels=ids)  # before patching: patch() also replaces RoPE module-wide
+    want.loss.backward()
     report = patch(model)
     layers = SMALL["num_hidden_layers"]
+    assert report.rope == [f"{type(model).__module__}.apply_rotary_pos_emb"]
     assert len(report.rms_norm) == 2 * layers + 1 and len(report.swiglu) == layers, report
     assert sum(isinstance(m, RMSNorm) for m in model.modules()) == 2 * layers + 1
     assert sum(isinstance(m, SwiGLUMLP) for m in model.modules()) == layers
     # the same Parameters: nothing re-initialised, optimizers and state dicts unchanged
     assert list(model.state_dict()) == list(ref.state_dict())
-    ids = torch.randint(0, SMALL["vocab_size"], (2, 9))
-    out, want = model(ids, labels=ids), ref(ids, labels=ids)
+    out = model(ids, labels=ids)
     torch.testing.assert_close(out.logits, want.logits, rtol=1e-5, atol=1e-6)
     out.loss.backward()
-    want.loss.backward()
     for (n, p), (_, q) in zip(model.named_parameters(), ref.named_parameters(), strict=True):
         assert p.grad is not None, f"{n}: no gradient after patching"
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-7, msg=n)
+
+
+@pytest.fixture(autouse=True)
+def _restore_rope():
+    """patch() replaces apply_rotary_pos_emb module-wide: put the original back after each test."""
+    yield
+    for kind in ("llama", "qwen2", "mistral"):
+        unpatch_rope(tiny(kind))
+
+
+def test_rope_patch_is_used_and_can_be_undone(monkeypatch):
+    from cudal1.kernelzoo.ops import rope_qk as rq
+
+    model = tiny("llama")
+    ref = copy.deepcopy(model)
+    ids = torch.randint(0, SMALL["vocab_size"], (2, 9))
+    want = ref(ids).logits
+    patch(model)
+    calls = []
+    real = rq.rope_qk_ref
+    monkeypatch.setattr(rq, "rope_qk_ref", lambda *a: calls.append(1) or real(*a))
+    torch.testing.assert_close(model(ids).logits, want, rtol=1e-5, atol=1e-6)
+    assert len(calls) == SMALL["num_hidden_layers"]  # one q/k call per attention layer, through the zoo op
+    assert unpatch_rope(model) and not unpatch_rope(model)
 
 
 def test_patching_twice_changes_nothing_more_and_unknown_models_are_refused():

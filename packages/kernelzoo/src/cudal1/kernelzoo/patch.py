@@ -24,7 +24,7 @@ from torch import nn
 
 from .modules import RMSNorm, SwiGLUMLP
 
-__all__ = ["PatchReport", "patch"]
+__all__ = ["PatchReport", "patch", "unpatch_rope"]
 
 @dataclass
 class PatchReport:
@@ -32,11 +32,13 @@ class PatchReport:
 
     rms_norm: list[str] = field(default_factory=list)
     swiglu: list[str] = field(default_factory=list)
+    rope: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    replaced: dict[str, Any] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
-        return len(self.rms_norm) + len(self.swiglu)
+        return len(self.rms_norm) + len(self.swiglu) + len(self.rope)
 
 
 def _eps(module: nn.Module) -> float | None:
@@ -53,7 +55,39 @@ def _is_silu(mlp: nn.Module) -> bool:
         act is torch.nn.functional.silu
 
 
-def patch(model: nn.Module, *, rms_norm: bool = True, swiglu: bool = True) -> PatchReport:
+def _zoo_rotary(original: Any) -> Any:
+    """An ``apply_rotary_pos_emb`` running the zoo's rope_qk where the call has its usual form (heads on dimension
+    1, cos/sin (B or 1, S, D)), the original otherwise."""
+    from .ops.rope_qk import rope_qk
+
+    def apply_rotary_pos_emb(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                             position_ids: Any = None, unsqueeze_dim: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+        usual = (unsqueeze_dim == 1 and q.dim() == 4 and k.dim() == 4 and cos.dim() == 3
+                 and cos.shape[0] in (1, q.shape[0]) and cos.shape[1:] == (q.shape[2], q.shape[3])
+                 and cos.dtype == q.dtype == k.dtype)
+        if not usual:
+            return original(q, k, cos, sin, position_ids, unsqueeze_dim)
+        return rope_qk(q, k, cos, sin)
+
+    apply_rotary_pos_emb.cudal1_original = original  # type: ignore[attr-defined]
+    return apply_rotary_pos_emb
+
+
+def unpatch_rope(model: nn.Module) -> bool:
+    """Put back the ``apply_rotary_pos_emb`` that :func:`patch` replaced in ``model``'s modeling module; whether
+    there was one to put back."""
+    import sys
+
+    mod = sys.modules.get(type(model).__module__)
+    fn = getattr(mod, "apply_rotary_pos_emb", None)
+    original = getattr(fn, "cudal1_original", None)
+    if original is None:
+        return False
+    mod.apply_rotary_pos_emb = original  # type: ignore[union-attr]
+    return True
+
+
+def patch(model: nn.Module, *, rms_norm: bool = True, swiglu: bool = True, rope: bool = True) -> PatchReport:
     """Swap ``model``'s RMS norms and SiLU-gated MLPs for the zoo's (see the module docstring), in place.
     Returns what was swapped; raises ValueError when nothing in the model can be patched (a model of another
     structure: say so rather than run unchanged)."""
@@ -76,6 +110,15 @@ def patch(model: nn.Module, *, rms_norm: bool = True, swiglu: bool = True) -> Pa
                 report.swiglu.append(path)
             else:
                 report.skipped[path] = f"gated MLP with activation {type(getattr(module, 'act_fn', None)).__name__}"
+    if rope:
+        import sys
+
+        mod = sys.modules.get(type(model).__module__)
+        fn = getattr(mod, "apply_rotary_pos_emb", None)
+        if callable(fn) and not hasattr(fn, "cudal1_original"):
+            report.replaced[f"{mod.__name__}.apply_rotary_pos_emb"] = fn  # type: ignore[union-attr]
+            mod.apply_rotary_pos_emb = _zoo_rotary(fn)  # type: ignore[union-attr]
+            report.rope.append(f"{mod.__name__}.apply_rotary_pos_emb")  # type: ignore[union-attr]
     if not report.total:
         raise ValueError(f"patch: nothing to swap in {type(model).__name__} (no Llama-style RMSNorm or SiLU-gated "
                          f"MLP found{'; skipped: ' + str(report.skipped) if report.skipped else ''})")
