@@ -57,6 +57,15 @@ def rope_qk_ref(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.
 
 
 @triton.jit
+def _rotate(src, dst, half, cols, mask, c1, c2, s1, s2):
+    """One head's row: ``dst[:h] = x1 * c1 - x2 * s1``, ``dst[h:] = x2 * c2 + x1 * s2`` (fp32 math)."""
+    x1 = tl.load(src + cols, mask=mask, other=0.0).to(tl.float32)
+    x2 = tl.load(src + half + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(dst + cols, (x1 * c1 - x2 * s1).to(dst.dtype.element_ty), mask=mask)
+    tl.store(dst + half + cols, (x2 * c2 + x1 * s2).to(dst.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def _rope_qk_kernel(q_ptr, k_ptr, cos_ptr, sin_ptr, pos_ptr, qo_ptr, ko_ptr, S, HQ, HK, half,
                     q_sb, q_sh, q_ss, k_sb, k_sh, k_ss, cs_sb, cs_ss,
                     HAS_POS: tl.constexpr, BLOCK: tl.constexpr):
@@ -76,19 +85,11 @@ def _rope_qk_kernel(q_ptr, k_ptr, cos_ptr, sin_ptr, pos_ptr, qo_ptr, ko_ptr, S, 
     s2 = tl.load(sin_ptr + cs + half + cols, mask=mask, other=0.0).to(tl.float32)
     d = 2 * half
     for h in range(0, HQ):
-        src = b * q_sb + h * q_sh + s * q_ss
-        dst = ((b * HQ + h) * S + s) * d
-        x1 = tl.load(q_ptr + src + cols, mask=mask, other=0.0).to(tl.float32)
-        x2 = tl.load(q_ptr + src + half + cols, mask=mask, other=0.0).to(tl.float32)
-        tl.store(qo_ptr + dst + cols, (x1 * c1 - x2 * s1).to(qo_ptr.dtype.element_ty), mask=mask)
-        tl.store(qo_ptr + dst + half + cols, (x2 * c2 + x1 * s2).to(qo_ptr.dtype.element_ty), mask=mask)
+        _rotate(q_ptr + b * q_sb + h * q_sh + s * q_ss, qo_ptr + ((b * HQ + h) * S + s) * d, half, cols, mask,
+                c1, c2, s1, s2)
     for h in range(0, HK):
-        src = b * k_sb + h * k_sh + s * k_ss
-        dst = ((b * HK + h) * S + s) * d
-        x1 = tl.load(k_ptr + src + cols, mask=mask, other=0.0).to(tl.float32)
-        x2 = tl.load(k_ptr + src + half + cols, mask=mask, other=0.0).to(tl.float32)
-        tl.store(ko_ptr + dst + cols, (x1 * c1 - x2 * s1).to(ko_ptr.dtype.element_ty), mask=mask)
-        tl.store(ko_ptr + dst + half + cols, (x2 * c2 + x1 * s2).to(ko_ptr.dtype.element_ty), mask=mask)
+        _rotate(k_ptr + b * k_sb + h * k_sh + s * k_ss, ko_ptr + ((b * HK + h) * S + s) * d, half, cols, mask,
+                c1, c2, s1, s2)
 
 
 def _check(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
