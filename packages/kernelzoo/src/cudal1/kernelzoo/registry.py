@@ -131,44 +131,51 @@ def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Ca
     return setup_context, backward
 
 
-def _wants_grad(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
-    return torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad
-                                           for x in (*args, *kwargs.values()))
+_Tensor = torch.Tensor
+_FP64 = torch.float64
 
 
-def _fp64_on_cuda(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
-    """Check the dtypes of op ``name``'s tensor arguments (see the module docstring); whether one is a float64
-    tensor on CUDA. Raises TypeError for a non-floating tensor outside :data:`INDEX_PARAMS`, ValueError for
-    tensors on different devices (a kernel would read a host pointer as a device one)."""
-    fp64_cuda = False
-    device = None
-    for pname, x in (*zip(_PARAMS[name], args, strict=False), *kwargs.items()):  # defaults: fewer args
-        if not isinstance(x, torch.Tensor):
+def _inspect(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[bool, bool]:
+    """One pass over op ``name``'s arguments (on every eager call, so kept lean): whether an input requires grad
+    (in grad mode), and whether a float64 tensor is on CUDA. Raises TypeError for a non-floating tensor outside
+    :data:`INDEX_PARAMS`, ValueError for tensors on different devices (a kernel would read a host pointer as a
+    device one)."""
+    grad_mode = torch.is_grad_enabled()
+    wants_grad = fp64_cuda = False
+    device = first = None
+    params = _PARAMS[name]
+    items = enumerate(args) if not kwargs else enumerate((*args, *kwargs.values()))
+    names = params if not kwargs else (*params[:len(args)], *kwargs)
+    for i, x in items:
+        if not isinstance(x, _Tensor):
             continue
         if device is None:
-            device = (pname, x.device)
-        elif x.device != device[1]:
-            raise ValueError(f"cudal1 op {name}: {device[0]} is on {device[1]} but {pname} on {x.device}; move "
-                             f"them to one device first")
+            device, first = x.device, i
+        elif x.device != device:
+            raise ValueError(f"cudal1 op {name}: {names[first]} is on {device} but {names[i]} on {x.device}; "
+                             "move them to one device first")
         if x.is_floating_point():
-            fp64_cuda = fp64_cuda or (x.dtype == torch.float64 and x.is_cuda)
-        elif pname not in INDEX_PARAMS:
-            raise TypeError(f"cudal1 op {name}: {pname} is a {x.dtype} tensor; it takes floating-point tensors "
-                            f"(float32, bfloat16, float16, float64): convert it first, e.g. {pname}.float()")
-    return fp64_cuda and name not in _FP64_NATIVE
+            if x.dtype == _FP64 and x.is_cuda:
+                fp64_cuda = True
+        elif names[i] not in INDEX_PARAMS:
+            raise TypeError(f"cudal1 op {name}: {names[i]} is a {x.dtype} tensor; it takes floating-point tensors "
+                            f"(float32, bfloat16, float16, float64): convert it first, e.g. {names[i]}.float()")
+        if grad_mode and x.requires_grad:
+            wants_grad = True
+    return wants_grad, fp64_cuda and name not in _FP64_NATIVE
 
 
 def call(name: str, *args: Any, **kwargs: Any) -> Any:
     """Run zoo op ``name``: the registered ``torch.ops.cudal1.<name>`` while ``torch.compile`` traces or when an
     input requires grad (the op's registered backward), its implementation directly otherwise. Raises
     :class:`NoGradientError` for an op without a gradient called on an input that requires grad, TypeError for
-    a non-floating tensor where the op takes floats."""
-    if _fp64_on_cuda(name, args, kwargs):
+    a non-floating tensor where the op takes floats, ValueError for tensors on different devices."""
+    wants_grad, fp64_cuda = _inspect(name, args, kwargs)
+    if fp64_cuda:
         if name not in _REF:
             raise TypeError(f"cudal1 op {name} has no float64 path on CUDA (its kernels compute in float32): use "
                             "float32, or the functional form of the op")
         return _REF[name](*args, **kwargs)
-    wants_grad = _wants_grad(args, kwargs)
     if wants_grad and name in _NO_GRAD:
         raise NoGradientError(
             f"cudal1 op {name} has no gradient, but an input requires grad: call it under torch.no_grad(), or "
