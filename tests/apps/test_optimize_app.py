@@ -26,7 +26,9 @@ NET = textwrap.dedent('''\
             self.scale = scale
 
         def forward(self, x):
-            return torch.tanh(x) * self.scale
+            for _ in range(30):  # recomputes the same value: a rewrite computing it once really improves
+                y = torch.tanh(x) * self.scale
+            return y
 
 
     def example_inputs():
@@ -86,7 +88,7 @@ def test_module_end_to_end_and_a_refused_folder(tmp_path, capsys, openai_server)
     printed = capsys.readouterr().out
     assert (out / "best" / "my_net_Net.py").read_text() == NET_NEW
     best = json.loads((out / "best.json").read_text())["my_net_Net"]
-    assert best["round"] == 1 and best["speedup"] > 0
+    assert best["round"] == 1 and best["speedup_ci"][0] > 1 and best["flags"] == []  # a real improvement
     prompt = openai_server.requests[0]["body"]["messages"][0]["content"]
     assert "class Model(nn.Module)" in prompt and "get_inputs = example_inputs" in prompt
     assert "round 1/1  my_net_Net" in printed and str(out / "best" / "my_net_Net.py") in printed

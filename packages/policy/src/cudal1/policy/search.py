@@ -13,10 +13,11 @@ Per round, for all tasks at once:
    ``search:<backend name>`` and parent ids = hashes of the exemplar sources the prompt showed;
 4. evaluate all of them in one call of the evaluator (one pool kept warm across rounds; every result is
    stored the moment it is measured, under the run label ``search:round<N>``);
-5. update each task's best: the highest speedup among verified results (cudal1.policy.collection.verified)
+5. update each task's best: the highest speedup among real improvements (EvalResult.improves: verified, not a
+   copy of the reference, speedup interval above 1)
    in the store for that task hash, device and baseline, any round.
 
-The output folder (cudal1.policy.search_folder): results.sqlite, best/<task>.py (the best verified ModelNew
+The output folder (cudal1.policy.search_folder): results.sqlite, best/<task>.py (the fastest improving ModelNew
 source), best.json, history.jsonl (one line per completion) and state.json (rounds done, what defines the
 search, the settings).
 

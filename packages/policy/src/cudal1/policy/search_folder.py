@@ -1,9 +1,10 @@
 """The output folder of a contrastive search (cudal1.policy.search) and how it is kept consistent on disk.
 
     results.sqlite    every result (cudal1.harness.ResultStore), rows of round N under the run ``search:roundN``
-    best/<task>.py    the best verified ModelNew source, rewritten when it improves (never a non-verified one)
+    best/<task>.py    the fastest real improvement's ModelNew source (EvalResult.improves: verified, not a copy of
+                      the reference, 95% speedup interval above 1), rewritten when it changes
     best.json         per task: speedup, CI, status, flags, candidate hash, round found, baseline, device,
-                      reference and candidate times (ms), task hash, file; null while nothing is verified
+                      reference and candidate times (ms), task hash, file; null while nothing improves
     history.jsonl     one line per completion: round, task, completion index, candidate hash, parents, status,
                       speedup, flags, reason, verified (status ``no_code`` / ``duplicate`` when not evaluated)
     state.json        rounds_done, identity (tasks -> hash, baseline, device, backend), config, eval_config
@@ -24,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from cudal1.harness import EvalResult, ResultStore, Task
-
-from .collection import verified
 
 __all__ = ["SearchFolder", "SearchStateError", "round_of", "run_label"]
 
@@ -123,8 +122,9 @@ class SearchFolder:
 
     def update_best(self, store: ResultStore, tasks: Sequence[Task], *, device: str, baseline: str,
                     best: dict[str, Any], log: Callable[[str], Any]) -> dict[str, Any]:
-        """Recompute each task's best from the store: the highest speedup among verified results for the
-        task's hash, ``device`` and ``baseline``, any round (the newest measurement of a source counts; ties
+        """Recompute each task's best from the store: the highest speedup among real improvements
+        (:attr:`EvalResult.improves`: verified, not ``same_as_reference``, interval above 1; a copy of the reference
+        timed faster by noise is no best) for the task's hash, ``device`` and ``baseline``, any round (the newest measurement of a source counts; ties
         go to the earlier one). Rewrites best/<task>.py and best.json where it changed; entries of tasks not
         in ``tasks`` are kept as they are. Returns the new best.json content."""
         self.best_dir.mkdir(exist_ok=True)
@@ -134,7 +134,7 @@ class SearchFolder:
             for res, meta in store.rows(task=task.name):
                 if res.task_hash == task.hash and res.device == device and res.baseline == baseline:
                     newest[res.candidate_hash] = (res, meta)
-            ranked = [(res, meta) for res, meta in newest.values() if verified(res) and res.speedup is not None]
+            ranked = [(res, meta) for res, meta in newest.values() if res.improves and res.speedup is not None]
             old = out.get(task.name)
             path = self.best_dir / f"{task.name}.py"
             if not ranked:
