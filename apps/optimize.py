@@ -1,6 +1,7 @@
 """Fixed-parameter contrastive search: no training; rounds of (exemplars from the results store ->
 contrastive prompt -> the backend writes k candidates per task -> the harness measures them -> store),
-keeping the best verified ModelNew per task.
+keeping per task the fastest ModelNew that really improves (verified, not a copy of the reference, speedup
+interval above 1).
 
     uv run apps/optimize.py --suite builtin:level1 --tasks relu,softmax --rounds 3 -k 4
     uv run apps/optimize.py --task my_task.py --backend openai:http://localhost:8000/v1#Qwen/Qwen2.5-Coder-7B-Instruct
