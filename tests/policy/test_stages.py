@@ -60,14 +60,18 @@ class Teacher:
 
 
 def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path, tasks):
+    """Kept: verified and not the reference handed back (x.relu() runs the reference's own ATen op: a copy that
+    would teach copying); the twin clamp(min=0) is a rewrite and is kept."""
     relu = tasks[0]
     teacher = Teacher(["prose only", f"```python\n{WRONG}```", f"```python\n{RIGHT}```", f"```python\n{RIGHT}```",
-                       f"```python\n{RIGHT.replace('clamp_min(0)', 'relu()')}```", "never asked"])
+                       f"```python\n{RIGHT.replace('clamp_min(0)', 'relu()')}```",
+                       f"```python\n{RIGHT.replace('clamp_min(0)', 'clamp(min=0)')}```", "never asked"])
     out = tmp_path / "teacher.jsonl"
     with LocalEvaluator(FAST) as ev:
         report = collect([relu], [teacher], ev.evaluate, out, max_attempts=20, successes=2)
-    assert report.kept == {"relu": 2} and report.attempts == {"relu": 5}
-    assert report.statuses["relu"] == {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1}
+    assert report.kept == {"relu": 2} and report.attempts == {"relu": 6}
+    assert report.statuses["relu"] == {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1, "same_as_reference": 1}
+    assert "relu()" not in (tmp_path / "teacher.jsonl").read_text()
     examples = read_jsonl(out)
     assert len(examples) == 4 and {e["origin"] for e in examples} == {"teacher:scripted"}
     with LocalEvaluator(FAST) as ev:

@@ -3,7 +3,9 @@ harness verifies.
 
 Per task, teachers are asked in turn (one completion per attempt, the one-shot prompt) until ``successes``
 verified solutions exist or ``max_attempts`` attempts were made (CUDA-L1: up to 20 attempts, stop after 2
-successes). A solution is verified when the harness says so (:attr:`EvalResult.verified`).
+successes). A solution is kept when the harness verifies it (:attr:`EvalResult.verified`) and it is not the
+reference handed back (``same_as_reference``: a copy would teach the policy to copy; counted as
+``same_as_reference`` in the statuses).
 Every attempt's EvalResult goes to the results store as it is measured; every verified solution is appended
 to the output JSONL at once (cudal1.policy.seed_data format), so an interrupted collection keeps its data.
 """
@@ -72,8 +74,9 @@ def collect(tasks: Sequence[Task], teachers: Sequence[GenerationBackend],
                 continue
             seen.add(parsed.code)
             (result,) = evaluate([(task, Candidate(parsed.code, task.name, origin=f"teacher:{teacher.name}"))], run=run)
-            statuses[result.status] = statuses.get(result.status, 0) + 1
-            if verified(result):
+            status = "same_as_reference" if verified(result) and "same_as_reference" in result.flags else result.status
+            statuses[status] = statuses.get(status, 0) + 1
+            if status == "ok" and verified(result):
                 kept += 1
                 write_jsonl(out_path, examples_for(task, parsed.code, f"teacher:{teacher.name}"), append=True)
         report.attempts[task.name], report.kept[task.name], report.statuses[task.name] = attempts, kept, statuses
