@@ -31,10 +31,8 @@ class RMSNorm(nn.Module):
     @classmethod
     def from_weight(cls, weight: nn.Parameter, eps: float) -> RMSNorm:
         """An RMSNorm sharing ``weight`` (the same Parameter object: optimizers and state dicts see no change)."""
-        m = cls.__new__(cls)
-        nn.Module.__init__(m)
+        m = cls(weight.shape[0], eps, device="meta")  # no storage for the placeholder weight
         m.weight = weight
-        m.eps = float(eps)
         return m
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from ..registry import call, zoo_custom_op
+from ._index import check_index_range
 
 __all__ = ["fused_linear_cross_entropy", "fused_linear_cross_entropy_ref"]
 
@@ -67,12 +68,7 @@ def _check(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: t
                          "cross_entropy_loss on the logits; the fused form accumulates gradients over rows)")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must lie in [0, 1], got {label_smoothing}")
-    v = weight.shape[0]
-    bad = ((targets < 0) | (targets >= v)) & (targets != ignore_index)
-    if targets.numel() and bool(bad.any()):
-        i = int(bad.nonzero()[0, 0])
-        raise ValueError(f"targets[{i}] = {int(targets[i])} is outside [0, {v}) and is not ignore_index "
-                         f"({ignore_index})")
+    check_index_range("fused_linear_cross_entropy", "targets", targets, weight.shape[0], ignore_index)
 
 
 def _setup(ctx, inputs, output) -> None:

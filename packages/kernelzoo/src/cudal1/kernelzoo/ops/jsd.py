@@ -53,14 +53,16 @@ def _rows_ref(log_q: torch.Tensor, log_p: torch.Tensor, beta: float) -> torch.Te
 def jsd_ref(log_q: torch.Tensor, log_p: torch.Tensor, labels: torch.Tensor | None = None, beta: float = 0.5,
             ignore_index: int = -100, reduction: str = "batchmean") -> torch.Tensor:
     """PyTorch reference (log-space mixture: ``log M = logaddexp(log beta + log_p, log(1 - beta) + log_q)``)."""
-    rows = _rows_ref(log_q, log_p, beta)
+    return _reduce(_rows_ref(log_q, log_p, beta), labels, ignore_index, reduction)
+
+
+def _reduce(rows: torch.Tensor, labels: torch.Tensor | None, ignore_index: int, reduction: str) -> torch.Tensor:
+    """Per-row divergences -> the loss: ignored rows count 0 and are left out of ``batchmean``'s count."""
     keep = torch.ones_like(rows, dtype=torch.bool) if labels is None else labels != ignore_index
     rows = torch.where(keep, rows, torch.zeros_like(rows))
     if reduction == "none":
         return rows
-    if reduction == "sum":
-        return rows.sum()
-    return rows.sum() / keep.sum()
+    return rows.sum() if reduction == "sum" else rows.sum() / keep.sum()
 
 
 @triton.jit
@@ -126,12 +128,7 @@ def _jsd_op(log_q: torch.Tensor, log_p: torch.Tensor, labels: torch.Tensor | Non
             reduction: str) -> torch.Tensor:
     if not log_q.is_cuda:
         return jsd_ref(log_q, log_p, labels, beta, ignore_index, reduction).clone()
-    rows = jsd_launch(log_q, log_p, beta)
-    keep = torch.ones_like(rows, dtype=torch.bool) if labels is None else labels != ignore_index
-    rows = torch.where(keep, rows, torch.zeros_like(rows))
-    if reduction == "none":
-        return rows
-    return rows.sum() if reduction == "sum" else rows.sum() / keep.sum()
+    return _reduce(jsd_launch(log_q, log_p, beta), labels, ignore_index, reduction)
 
 
 @_jsd_op.register_fake
