@@ -18,18 +18,15 @@ from pathlib import Path
 import pytest
 
 from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore, load_suite
-from cudal1.policy import evaluators, shared_pool
-from cudal1.policy.evaluators import (
-    Evaluator,
-    EvaluatorError,
-    LocalEvaluator,
+from cudal1.policy import evaluators, ray_evaluator, shared_pool
+from cudal1.policy.evaluators import Evaluator, EvaluatorError, LocalEvaluator, make_evaluator
+from cudal1.policy.ray_evaluator import (
     RayEvaluator,
     _ActorLost,
     _ChunkFailed,
     _dispatch,
     _PoolActor,
     actor_options,
-    make_evaluator,
 )
 
 # a local instance needs no copy of the project's environment per worker (Ray's `uv run` hook; ~5 s each)
@@ -125,7 +122,7 @@ def test_actor_options_ask_one_gpu_per_actor_on_cuda():
 
 def test_make_evaluator_picks_ray_only_with_an_address(monkeypatch, fast):
     made = []
-    monkeypatch.setattr(evaluators, "RayEvaluator", lambda cfg, **kw: made.append(("ray", kw)))
+    monkeypatch.setattr(ray_evaluator, "RayEvaluator", lambda cfg, **kw: made.append(("ray", kw)))
     monkeypatch.setattr(evaluators, "LocalEvaluator", lambda cfg, **kw: made.append(("local", kw)))
     make_evaluator(fast, ray_address="auto", num_actors=2)
     make_evaluator(fast, cpu_lanes=2)

@@ -22,7 +22,8 @@ import pytest
 
 from cudal1.harness import Candidate, EvalConfig, ResultStore, load_suite
 from cudal1.policy import shared_pool
-from cudal1.policy.evaluators import RayEvaluator, make_evaluator
+from cudal1.policy.evaluators import make_evaluator
+from cudal1.policy.ray_evaluator import RayEvaluator
 from cudal1.policy.shared_pool import PoolManifest, PoolShare, pool_share
 
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # see test_evaluators.py

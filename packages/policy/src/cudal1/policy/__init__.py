@@ -7,7 +7,8 @@ Modules (imported on demand, so ``import cudal1.policy`` stays light):
 * ``recipe``: YAML recipes with ``section.key=value`` overrides; ``tasks``: training tasks, resized for a CPU.
 * ``seed_data`` and ``collection``: stage-1 data (released solutions, references, verified teacher outputs).
 * ``sft`` (stage 1), ``self_training`` (stage 2), ``grpo`` (stage 3, contrastive prompts from ``contrastive``).
-* ``rewarding``: the harness-backed reward function; ``evaluators``: local pool or Ray actors;
+* ``rewarding``: the harness-backed reward function; ``evaluators``: the protocol, the local pool and
+  ``make_evaluator``; ``ray_evaluator``: Ray actors;
   ``shared_pool``: one Ray pool shared by every rank of a multi-process run.
 * ``splits``: fixed train / held-out splits of a suite by op family; ``evaluation``: the held-out evaluation
   stage (correct@1, novel-correct rate, best-of-k geomean with a bootstrap CI, fraction improved).
