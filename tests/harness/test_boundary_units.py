@@ -77,6 +77,55 @@ def test_digests_accept_outputs_within_tolerance_and_reject_others():
     assert not digests_agree(r, digest_tensor(ref, 8), exact=False)[0]
 
 
+def _digest_by_formula(t, seed, tol):
+    """The module docstring's formulas, written out on one flat float64 tensor (no chunks, no batching)."""
+    import math
+
+    from cudal1.harness.digest import position_hash
+
+    flat = t.reshape(-1)
+    x = (torch.view_as_real(flat).reshape(-1) if flat.is_complex() else flat).to(torch.float64)
+    fin = torch.isfinite(x)
+    counts = (int(torch.isnan(x).sum()), int(torch.isposinf(x).sum()), int(torch.isneginf(x).sum()))
+    x = torch.where(fin, x, 0.0)
+    h = position_hash(0, x.numel(), seed, "cpu")
+    w, u = 1.0 - 2.0 * (h & 1).double(), 1.0 - 2.0 * ((h >> 1) & 1).double()
+    n = int(fin.sum()) if (t.is_floating_point() or t.is_complex()) else x.numel()
+    rms = math.sqrt(float((x * x).sum()) / n) if n else 0.0
+    tau = tol.atol_at(rms) + tol.rtol * x.abs()
+    s1, s2 = float((tau * tau).sum()), float((tau * (2 * x.abs() + tau)).square().sum())
+    return (float((w * x).sum()), float((u * x * x).sum()), float(x.abs().sum()), float((x * x).sum()), *counts,
+            rms, math.sqrt(s1) if tol.rtol or tol.atol_at(rms) else 0.0, math.sqrt(s2) if tol.rtol or tol.atol_at(rms) else 0.0)
+
+
+def test_a_batch_of_outputs_is_digested_as_each_output_alone(monkeypatch):
+    """digest_tensors (a timed batch's outputs at once: stacked rows, large leaves in chunks) gives every
+    leaf the digest the formulas give it alone: mixed sizes, dtypes, non-finite values, empty leaves."""
+    import cudal1.harness.digest as dg
+    from cudal1.harness.digest import digest_tensors
+
+    monkeypatch.setattr(dg, "CHUNK", 256)  # leaves over 128 elements take the chunked path
+    torch.manual_seed(1)
+    special = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), -2.0])
+    ts = [torch.randn(8, 9), torch.randn(8, 9) * 5, torch.randn(8, 9).half(), torch.randint(-3, 9, (7,)),
+          torch.randn(6, dtype=torch.complex64), special, torch.zeros(0), torch.randn(4) > 0, torch.randn(1000),
+          torch.randn(300) * 1e-3]
+    tols = [resolve_tolerance(t.dtype) for t in ts]
+    tols[1] = None  # a candidate-side digest among reference-side ones
+    got = digest_tensors(ts, 11, tols)
+    for t, tol, d in zip(ts, tols, got, strict=True):
+        want = _digest_by_formula(t, 11, tol or resolve_tolerance(t.dtype))
+        have = (d.d1, d.d2, d.a1, d.a2, d.nan, d.posinf, d.neginf)
+        assert have == pytest.approx(want[:7], rel=1e-12, abs=1e-12), (t.dtype, tuple(t.shape))
+        if tol is None:
+            assert d.rms is None and d.s1 is None
+        else:
+            assert (d.rms, d.s1, d.s2) == pytest.approx(want[7:], rel=1e-12, abs=1e-12), (t.dtype, tuple(t.shape))
+        assert digests_agree(digest_tensor(t, 11, tolerance=tol), d, exact=False)[0]
+    with pytest.raises(ValueError, match="one tolerance"):
+        digest_tensors(ts, 11, tols[:-1])
+
+
 def test_samples_cover_small_outputs_fully_and_large_ones_at_the_same_positions():
     assert sample_positions(1000, 1) is None and sample_count(1000) == 1000
     big = 10_000_000

@@ -24,6 +24,7 @@ recompute a digest of an output it received in full.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -95,53 +96,121 @@ def digest_tensor(t: torch.Tensor, seed: int, *, tolerance: Tolerance | None = N
     With ``tolerance`` (the reference side), ``rms`` over the finite values and the bounds ``s1``, ``s2`` are
     computed too, with ``atol`` = ``tolerance.atol_at(rms)``.
     """
+    return digest_tensors([t], seed, [tolerance])[0]
+
+
+@dataclass
+class _Block:
+    """Rows ``rows`` of the digest, each ``x.shape[1]`` elements starting at flat position ``lo`` (float64)."""
+
+    rows: list[int]
+    lo: int
+    x: torch.Tensor  # [len(rows), m] float64
+    is_float: bool
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
     flat = t.detach().reshape(-1)
-    n = flat.numel()
-    dev = flat.device
-    is_float = flat.dtype.is_floating_point or flat.dtype.is_complex
-    acc = torch.zeros(4, dtype=torch.float64, device=dev)  # d1, d2, a1, a2
-    cnt = torch.zeros(3, dtype=torch.int64, device=dev)
-    sq = torch.zeros((), dtype=torch.float64, device=dev)
-    nfin = torch.zeros((), dtype=torch.int64, device=dev)
-    for lo in range(0, n, CHUNK):
-        x = flat[lo : lo + CHUNK]
-        if flat.dtype.is_complex:
-            x = torch.view_as_real(x).reshape(-1)
-        x = x.to(torch.float64)
-        if is_float:
-            nan = torch.isnan(x)
-            pinf = torch.isposinf(x)
-            ninf = torch.isneginf(x)
-            cnt += torch.stack([nan.sum(), pinf.sum(), ninf.sum()])
+    return torch.view_as_real(flat).reshape(-1) if flat.dtype.is_complex else flat
+
+
+def _blocks(ts: list[torch.Tensor]) -> Iterator[_Block]:
+    """The tensors as float64 blocks of at most :data:`CHUNK` elements: small tensors of one length, dtype and
+    device stacked as rows of one block (one set of kernels for a whole batch of outputs), large ones in
+    chunks of one row."""
+    groups: dict[tuple, list[int]] = {}
+    for i, t in enumerate(ts):
+        n = _flat(t).numel()
+        if n > CHUNK // 2:
+            for lo in range(0, n, CHUNK):
+                x = _flat(t)[lo : lo + CHUNK].to(torch.float64).unsqueeze(0)
+                yield _Block([i], lo, x, t.dtype.is_floating_point or t.dtype.is_complex)
+        else:
+            groups.setdefault((n, t.dtype, t.device), []).append(i)
+    for (n, dtype, _dev), idx in groups.items():
+        per = max(1, CHUNK // max(n, 1))
+        for k in range(0, len(idx), per):
+            rows = idx[k : k + per]
+            x = torch.stack([_flat(ts[i]) for i in rows]).to(torch.float64)
+            yield _Block(rows, 0, x, dtype.is_floating_point or dtype.is_complex)
+
+
+def _gather(parts: list[tuple[list[int], torch.Tensor]], count: int, width: int) -> list[list[float]]:
+    """Sum per-block partial rows ``[len(rows), width]`` into ``count`` rows on the CPU (one copy per device)."""
+    out = torch.zeros(count, width, dtype=torch.float64)
+    by_dev: dict[torch.device, list[tuple[list[int], torch.Tensor]]] = {}
+    for rows, p in parts:
+        by_dev.setdefault(p.device, []).append((rows, p))
+    for items in by_dev.values():
+        host = torch.cat([p for _, p in items]).cpu()
+        idx = torch.tensor([r for rows, _ in items for r in rows], dtype=torch.int64)
+        out.index_add_(0, idx, host)
+    return out.tolist()
+
+
+def digest_tensors(ts: list[torch.Tensor], seed: int, tolerances: list[Tolerance | None]) -> list[Digest]:
+    """Digests of many tensors under one ``seed`` (a batch's outputs), with ``tolerances[i]`` as in
+    :func:`digest_tensor`. Tensors of one size are digested together, and the values reach the host in one
+    copy per device (twice with tolerances: ``atol`` depends on each output's RMS), so a batch of small
+    outputs costs a few kernels, not a few per output."""
+    if len(ts) != len(tolerances):
+        raise ValueError("one tolerance (or None) per tensor")
+    hashes: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def weights(lo: int, m: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        key = (lo, m, dev)
+        if key not in hashes:
+            h = position_hash(lo, m, seed, dev)
+            hashes[key] = (1.0 - 2.0 * (h & 1).to(torch.float64), 1.0 - 2.0 * ((h >> 1) & 1).to(torch.float64))
+        return hashes[key]
+
+    parts: list[tuple[list[int], torch.Tensor]] = []
+    for b in _blocks(ts):
+        x = b.x
+        if b.is_float:
+            nan, pinf, ninf = torch.isnan(x), torch.isposinf(x), torch.isneginf(x)
             fin = ~(nan | pinf | ninf)
             x = torch.where(fin, x, 0.0)
-            nfin += fin.sum()
-        h = position_hash(lo, x.numel(), seed, dev)
-        w = 1.0 - 2.0 * (h & 1).to(torch.float64)
-        u = 1.0 - 2.0 * ((h >> 1) & 1).to(torch.float64)
+            counts = [nan.sum(1), pinf.sum(1), ninf.sum(1), fin.sum(1)]
+        else:
+            zero = torch.zeros(x.shape[0], dtype=torch.int64, device=x.device)
+            counts = [zero, zero, zero, torch.full_like(zero, x.shape[1])]
+        w, u = weights(b.lo, x.shape[1], x.device)
         x2 = x * x
-        acc += torch.stack([(w * x).sum(), (u * x2).sum(), x.abs().sum(), x2.sum()])
-        sq += x2.sum()
-    d1, d2, a1, a2 = (float(v) for v in acc.tolist())
-    nan_c, pinf_c, ninf_c = (int(v) for v in cnt.tolist())
-    if tolerance is None:
-        return Digest(d1, d2, a1, a2, nan_c, pinf_c, ninf_c)
-    count = int(nfin) if is_float else n
-    rms = math.sqrt(float(sq) / count) if count else 0.0
-    rtol, atol = tolerance.rtol, tolerance.atol_at(rms)
-    s1 = torch.zeros((), dtype=torch.float64, device=dev)
-    s2 = torch.zeros((), dtype=torch.float64, device=dev)
-    if rtol > 0 or atol > 0:
-        for lo in range(0, n, CHUNK):
-            r = flat[lo : lo + CHUNK]
-            if flat.dtype.is_complex:
-                r = torch.view_as_real(r).reshape(-1)
-            r = r.to(torch.float64)
-            r = torch.where(torch.isfinite(r), r, 0.0).abs()
-            tau = atol + rtol * r
-            s1 += (tau * tau).sum()
-            s2 += (tau * (2.0 * r + tau)).square().sum()
-    return Digest(d1, d2, a1, a2, nan_c, pinf_c, ninf_c, rms, math.sqrt(float(s1)), math.sqrt(float(s2)))
+        sums = [(x * w).sum(1), (x2 * u).sum(1), x.abs().sum(1), x2.sum(1)]
+        parts.append((b.rows, torch.stack(sums + [c.to(torch.float64) for c in counts], dim=1)))
+    first = _gather(parts, len(ts), 8)
+    digests = [Digest(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6])) for r in first]
+    want = [i for i, tol in enumerate(tolerances) if tol is not None]
+    if not want:
+        return digests
+    rtol = [0.0] * len(ts)
+    atol = [0.0] * len(ts)
+    rms = [0.0] * len(ts)
+    for i in want:
+        tol = tolerances[i]
+        assert tol is not None
+        count = int(first[i][7])
+        rms[i] = math.sqrt(first[i][3] / count) if count else 0.0
+        rtol[i], atol[i] = tol.rtol, tol.atol_at(rms[i])
+    bounded = [i for i in want if rtol[i] > 0 or atol[i] > 0]
+    sums2: list[list[float]] = [[0.0, 0.0] for _ in ts]
+    if bounded:
+        sub = [ts[i] for i in bounded]
+        parts = []
+        for b in _blocks(sub):
+            rows = [bounded[r] for r in b.rows]
+            rt = torch.tensor([rtol[i] for i in rows], dtype=torch.float64, device=b.x.device).unsqueeze(1)
+            at = torch.tensor([atol[i] for i in rows], dtype=torch.float64, device=b.x.device).unsqueeze(1)
+            r = torch.where(torch.isfinite(b.x), b.x, 0.0).abs()
+            tau = at + rt * r
+            parts.append((rows, torch.stack([(tau * tau).sum(1), (tau * (2.0 * r + tau)).square().sum(1)], dim=1)))
+        sums2 = _gather(parts, len(ts), 2)
+    for i in want:
+        d = digests[i]
+        digests[i] = Digest(d.d1, d.d2, d.a1, d.a2, d.nan, d.posinf, d.neginf, rms[i], math.sqrt(sums2[i][0]),
+                            math.sqrt(sums2[i][1]))
+    return digests
 
 
 def digests_agree(ref: Digest, cand: Digest, exact: bool) -> tuple[bool, str]:

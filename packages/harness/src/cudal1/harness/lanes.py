@@ -61,7 +61,7 @@ class Lane:
             self._spares.append(self.new_candidate_worker())
 
     def wait_spares(self) -> None:
-        """Block until every spare has started (torch imported, CUDA context made): no process creates a CUDA
+        """Block until every spare (the next reference's too) has started (torch imported, CUDA context made): no process creates a CUDA
         context while a pair is being timed."""
         for w in list(self._spares):
             try:
@@ -69,6 +69,12 @@ class Lane:
             except WorkerGone:
                 self._spares.remove(w)
                 w.close()
+        if self._ref_spare is not None:
+            try:
+                self._ref_spare.wait_ready()
+            except WorkerGone:
+                self._ref_spare.close()
+                self._ref_spare = None
 
     def prestart_one(self) -> None:
         """Make sure one candidate worker is starting (even on a lane that keeps no spares)."""
@@ -95,6 +101,7 @@ class Lane:
         return side
 
     def prestart_reference(self) -> None:
+        """Start the next task's reference worker ahead (while this task's pairs run)."""
         if self._ref_spare is None:
             self._ref_spare = WorkerProcess("reference", {**self.env, **self.pool.reference_env}, gpu=self.gpu,
                                             limits=self.limits)

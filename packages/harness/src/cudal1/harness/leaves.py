@@ -1,7 +1,7 @@
 """A model's output as the parent sees it: a list of leaves, each a tensor (its dtype, shape, device, a
 digest and samples of its values, written to the worker's outbox) or a plain value.
 
-Worker side: :func:`describe_output` turns an output (tensor, or nested tuple/list) into JSON-able leaf
+Worker side: :func:`describe_output` (:func:`describe_outputs` for a batch) turns an output (tensor, or nested tuple/list) into JSON-able leaf
 records and writes the sampled values to one file of the outbox. Parent side: :func:`read_samples` reads
 them back (a regular file, no links, exact sizes) and :func:`judge` compares a candidate's leaves with the
 reference's. Nothing a worker sends is trusted beyond its shape: every number is checked against what the
@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from .compare import Comparison, compare_tensor, flatten_outputs, resolve_tolerance
-from .digest import Digest, digest_tensor, digests_agree, sample_count, sample_positions
+from .digest import Digest, digest_tensors, digests_agree, sample_count, sample_positions
 
 DTYPES: dict[str, torch.dtype] = {
     str(d).removeprefix("torch."): d
@@ -63,33 +63,49 @@ def describe_output(out: Any, *, digest_seed: int | None, sample_seed: int | Non
     """Leaf records of ``out``: kind, dtype, shape, device, exact type; a digest when ``digest_seed`` is given
     (with ``rms``/``s1``/``s2`` when ``reference``); samples written to ``outbox`` when ``sample_seed`` is
     given."""
-    leaves: list[dict] = []
-    for x in flatten_outputs(out):
-        if isinstance(x, torch.Tensor):
-            rec: dict[str, Any] = {
-                "kind": "tensor", "dtype": str(x.dtype).removeprefix("torch."), "shape": list(x.shape),
-                "device": str(x.device), "exact": type(x) is torch.Tensor,
-                "storage": not (x.numel() > 0 and type(x) is torch.Tensor and x.data_ptr() == 0),
-            }
-            plain = x.as_subclass(torch.Tensor) if type(x) is not torch.Tensor else x
-            if digest_seed is not None:
-                tol = resolve_tolerance(x.dtype, rtol, atol) if reference else None
-                rec["digest"] = digest_tensor(plain, digest_seed, tolerance=tol).to_dict()
-            if sample_seed is not None and outbox is not None and rec["dtype"] in DTYPES:
-                flat = plain.detach().reshape(-1)
-                pos = sample_positions(flat.numel(), sample_seed, flat.device)
-                vals = flat if pos is None else flat[pos]
-                rec["sample"] = {"file": outbox.name, "offset": outbox.write(vals), "count": vals.numel(),
-                                 "seed": sample_seed}
-            leaves.append(rec)
-        elif x is None or isinstance(x, (bool, int, float, str)):
-            v = x if not isinstance(x, str) else x[:MAX_VALUE_CHARS]
-            if isinstance(v, float) and not math.isfinite(v):
-                v = repr(v)
-            leaves.append({"kind": "value", "value": v})
-        else:
-            leaves.append({"kind": "object", "type": type(x).__name__[:100]})
-    return leaves
+    return describe_outputs([out], digest_seed=digest_seed, sample_seed=sample_seed, outbox=outbox, rtol=rtol,
+                            atol=atol, reference=reference)[0]
+
+
+def describe_outputs(outs: list[Any], *, digest_seed: int | None, sample_seed: int | None = None,
+                     outbox: Outbox | None = None, rtol: float | None = None, atol: float | None = None,
+                     reference: bool = False) -> list[list[dict]]:
+    """:func:`describe_output` of each of ``outs`` (a timed batch's outputs), their digests computed together
+    (:func:`~cudal1.harness.digest.digest_tensors`: one host copy for the whole batch)."""
+    described: list[list[dict]] = []
+    pending: list[tuple[dict, torch.Tensor]] = []
+    for out in outs:
+        leaves: list[dict] = []
+        for x in flatten_outputs(out):
+            if isinstance(x, torch.Tensor):
+                rec: dict[str, Any] = {
+                    "kind": "tensor", "dtype": str(x.dtype).removeprefix("torch."), "shape": list(x.shape),
+                    "device": str(x.device), "exact": type(x) is torch.Tensor,
+                    "storage": not (x.numel() > 0 and type(x) is torch.Tensor and x.data_ptr() == 0),
+                }
+                plain = x.as_subclass(torch.Tensor) if type(x) is not torch.Tensor else x
+                if digest_seed is not None:
+                    pending.append((rec, plain))
+                if sample_seed is not None and outbox is not None and rec["dtype"] in DTYPES:
+                    flat = plain.detach().reshape(-1)
+                    pos = sample_positions(flat.numel(), sample_seed, flat.device)
+                    vals = flat if pos is None else flat[pos]
+                    rec["sample"] = {"file": outbox.name, "offset": outbox.write(vals), "count": vals.numel(),
+                                     "seed": sample_seed}
+                leaves.append(rec)
+            elif x is None or isinstance(x, (bool, int, float, str)):
+                v = x if not isinstance(x, str) else x[:MAX_VALUE_CHARS]
+                if isinstance(v, float) and not math.isfinite(v):
+                    v = repr(v)
+                leaves.append({"kind": "value", "value": v})
+            else:
+                leaves.append({"kind": "object", "type": type(x).__name__[:100]})
+        described.append(leaves)
+    if digest_seed is not None and pending:
+        tols = [resolve_tolerance(t.dtype, rtol, atol) if reference else None for _, t in pending]
+        for (rec, _), d in zip(pending, digest_tensors([t for _, t in pending], digest_seed, tols), strict=True):
+            rec["digest"] = d.to_dict()
+    return described
 
 
 # -- parent side ------------------------------------------------------------------------------------------

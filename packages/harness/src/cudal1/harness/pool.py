@@ -187,7 +187,10 @@ class EvalPool:
         return dict(zip(todo.keys(), recs, strict=True))
 
     # -- one pair ---------------------------------------------------------------------------------------
-    def _run_on_lane(self, lane: Lane, task: Task, candidate: Candidate, remaining: int = 0) -> EvalResult:
+    def _run_on_lane(self, lane: Lane, task: Task, candidate: Candidate, remaining: int = 0,
+                     next_task: bool = False) -> EvalResult:
+        """One pair on ``lane``; ``remaining``: pairs the lane may still run after it; ``next_task``: the lane's
+        next pair is of another task (its reference worker starts ahead)."""
         t0 = time.monotonic()
         obs = Observations(task=task.name, task_hash=task.hash, candidate_hash=candidate.hash,
                            baseline=self.config.baseline, device=self.config.device.split(":")[0],
@@ -212,8 +215,13 @@ class EvalPool:
                 return done()
         if not (lane.ref is not None and lane.ref.task.hash == task.hash):
             lane.settle_previous()  # the last candidate's GPU memory is free before a new reference sets up
-            lane.prestart_one()  # this pair's candidate worker starts while the reference sets up
+            # this pair's candidate worker and the next ones start while the reference sets up (they are ready
+            # before it is timed alone: no process makes a CUDA context while another is timed)
+            lane.prestart_one()
+            lane.prestart(lane.spares if self.keep_warm else remaining + 1)
         side = lane.reference_for(task)
+        if next_task and lane.spares > 0:  # never on a CPU lane: its start would share the cores being timed
+            lane.prestart_reference()  # the next task's reference worker starts while this pair runs
         if isinstance(side, Failure):
             obs.task_failure = side if side.status == "task_error" else None
             obs.reference_failure = None if side.status == "task_error" else side
@@ -385,7 +393,8 @@ class EvalPool:
                             remaining = left[0]
                         if self._stopping:
                             return
-                        res = self._run_on_lane(lane, task, cand, remaining=remaining)
+                        res = self._run_on_lane(lane, task, cand, remaining=remaining,
+                                                next_task=i == group[-1] and not q.empty())
                         with lock:
                             if self._stopping:  # its workers were killed under it: not a result
                                 return

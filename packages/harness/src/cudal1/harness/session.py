@@ -28,7 +28,7 @@ from . import integrity
 from .baselines import BaselineError, reference_runner
 from .buildcache import extension_snapshot
 from .environment import ClockMonitor, device_info
-from .leaves import Outbox, describe_output
+from .leaves import Outbox, describe_output, describe_outputs
 from .loading import CandidateLoadError, load_candidate, load_task_copy
 from .models import (
     StateSnapshot,
@@ -389,6 +389,16 @@ class Session:
             if box is not None:
                 box.close()
 
+    def _describe_batch(self, outs: list[Any], digest_seed: int) -> list[list[dict]]:
+        """Digests of a batch's outputs, computed together (see :meth:`_describe` on why with tolerances)."""
+        try:
+            return describe_outputs(outs, digest_seed=digest_seed, rtol=self.rtol, atol=self.atol, reference=True)
+        except Failure:
+            raise
+        except BaseException as e:  # noqa: BLE001 - a lazy tensor subclass may raise when read
+            raise Failure("incorrect" if self.role == "candidate" else "task_error",
+                          f"the output could not be read: {exc_line(e)}") from e
+
     def batch(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Timing: draw one input set per seed, then time each call (L2 flushed, whole device synchronised
         before and after, host clock between), keeping every output for ``digest`` and ``outputs``."""
@@ -440,7 +450,7 @@ class Session:
         """Digests of every output of the last batch (the parent's clock runs until this reply)."""
         seed = int(cmd["seed"])
         with torch.no_grad():
-            digests = [self._describe(o, "unused", seed, None) for o in self.kept]
+            digests = self._describe_batch(self.kept, seed)
         self._free_if(cmd)
         return {"type": "digest", "outputs": digests}
 

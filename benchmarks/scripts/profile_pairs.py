@@ -1,0 +1,79 @@
+"""Where the wall time of a pair goes: every parent->worker request timed on the parent's clock, by role and
+command, plus time blocked waiting for a worker to start (issue 15: a KernelBench self-pair took ~17 s).
+
+    PYTHONPATH=... python3 benchmarks/scripts/profile_pairs.py --suite kernelbench:DIR --tasks A,B [--device cuda]
+
+Prints one block per pair and a JSON line per pair (for the results folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import time
+
+from cudal1.harness import EvalConfig, EvalPool, load_suite, reference_candidate
+from cudal1.harness import process as P
+
+STATS: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+
+
+def _instrument() -> None:
+    request, wait_ready = P.WorkerProcess.request, P.WorkerProcess.wait_ready
+
+    def timed_request(self, op, payload, timeout, *, calls=None):  # type: ignore[no-untyped-def]
+        t = time.perf_counter()
+        try:
+            return request(self, op, payload, timeout, calls=calls)
+        finally:
+            STATS[(self.role[:3], op)].append(time.perf_counter() - t)
+
+    def timed_wait(self, timeout=P.STARTUP_TIMEOUT_S):  # type: ignore[no-untyped-def]
+        if self.ready:
+            return wait_ready(self, timeout)
+        t = time.perf_counter()
+        try:
+            return wait_ready(self, timeout)
+        finally:
+            STATS[(self.role[:3], "(start wait)")].append(time.perf_counter() - t)
+
+    P.WorkerProcess.request = timed_request  # type: ignore[method-assign]
+    P.WorkerProcess.wait_ready = timed_wait  # type: ignore[method-assign]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--suite", required=True)
+    ap.add_argument("--tasks", required=True, help="comma-separated task names, in this order")
+    ap.add_argument("--device", default="cuda")
+    a = ap.parse_args()
+    _instrument()
+    by_name = {t.name: t for t in load_suite(a.suite)}
+    tasks = [by_name[n] for n in a.tasks.split(",")]
+    pool = EvalPool(EvalConfig(device=a.device))
+    pairs = [(t, reference_candidate(t)) for t in tasks]
+    last = [time.perf_counter()]
+
+    def show(_i: int, r) -> None:  # type: ignore[no-untyped-def]
+        now = time.perf_counter()
+        t = r.timing
+        print(f"{r.task}: {r.status} {r.speedup} {list(r.flags)} wall {r.wall_s:.2f}s (since last {now - last[0]:.2f}s)"
+              f" phases {t.get('phases_s')} rounds {[x['rounds'] for x in t.get('attempts', [])]}"
+              f" n={t.get('calls_per_batch')}", flush=True)
+        rows = sorted(STATS.items(), key=lambda kv: -sum(kv[1]))
+        for (role, op), v in rows:
+            print(f"   {role} {op:13s} n={len(v):4d} total={sum(v):7.3f}s mean={1000 * sum(v) / len(v):8.2f}ms")
+        print(json.dumps({"task": r.task, "wall_s": r.wall_s, "since_last_s": now - last[0],
+                          "phases_s": t.get("phases_s"), "requests": {f"{k[0]}:{k[1]}": [len(v), sum(v)]
+                                                                        for k, v in rows}}), flush=True)
+        STATS.clear()
+        last[0] = now
+
+    pool.map(pairs, on_result=show)
+    pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
