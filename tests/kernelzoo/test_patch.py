@@ -35,18 +35,23 @@ def test_patched_model_matches_logits_and_every_gradient(kind):
     ref = tiny(kind)
     model = copy.deepcopy(ref)
     ids = torch.randint(0, SMALL["vocab_size"], (2, 9))
-    want = ref(ids, labels=ids)  # before patching: patch() also replaces RoPE module-wide
+    labels = ids.clone()
+    labels[0, :3] = -100  # a prompt the loss ignores
+    want_logits = ref(ids).logits  # before patching: patch() also replaces RoPE module-wide
+    want = ref(ids, labels=labels)
     want.loss.backward()
     report = patch(model)
     layers = SMALL["num_hidden_layers"]
-    assert report.rope == [f"{type(model).__module__}.apply_rotary_pos_emb"]
+    assert report.rope == [f"{type(model).__module__}.apply_rotary_pos_emb"] and report.loss == ["forward"]
     assert len(report.rms_norm) == 2 * layers + 1 and len(report.swiglu) == layers, report
     assert sum(isinstance(m, RMSNorm) for m in model.modules()) == 2 * layers + 1
     assert sum(isinstance(m, SwiGLUMLP) for m in model.modules()) == layers
     # the same Parameters: nothing re-initialised, optimizers and state dicts unchanged
     assert list(model.state_dict()) == list(ref.state_dict())
-    out = model(ids, labels=ids)
-    torch.testing.assert_close(out.logits, want.logits, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(model(ids).logits, want_logits, rtol=1e-5, atol=1e-6)
+    out = model(ids, labels=labels)
+    assert out.logits is None  # the fused loss never made the (tokens, vocabulary) logits
+    torch.testing.assert_close(out.loss, want.loss, rtol=1e-5, atol=1e-6)
     out.loss.backward()
     for (n, p), (_, q) in zip(model.named_parameters(), ref.named_parameters(), strict=True):
         assert p.grad is not None, f"{n}: no gradient after patching"
@@ -105,3 +110,24 @@ def test_gemma_style_norms_are_left_alone_and_reported():
     report = patch(b)
     assert report.rms_norm == [] and report.swiglu == ["mlp"] and "norm" in report.skipped
     assert isinstance(b.norm, GemmaRMSNorm)
+
+
+def test_the_fused_loss_honours_num_items_in_batch_and_eval_mode():
+    ref = tiny("llama")
+    model = copy.deepcopy(ref)
+    patch(model, rms_norm=False, swiglu=False, rope=False)
+    ids = torch.randint(0, SMALL["vocab_size"], (2, 7))
+    want = ref(ids, labels=ids, num_items_in_batch=5).loss
+    torch.testing.assert_close(model(ids, labels=ids, num_items_in_batch=5).loss, want, rtol=1e-5, atol=1e-6)
+    model.eval()  # not training: the model's own forward, logits included
+    out = model(ids, labels=ids)
+    assert out.logits is not None
+    torch.testing.assert_close(out.loss, ref.eval()(ids, labels=ids).loss, rtol=1e-5, atol=1e-6)
+
+
+def test_models_whose_logits_are_transformed_keep_their_loss():
+    cfg = transformers.LlamaConfig(**SMALL)
+    cfg.final_logit_softcapping = 30.0
+    model = transformers.AutoModelForCausalLM.from_config(cfg)
+    report = patch(model)
+    assert report.loss == [] and "softcapping" in report.skipped["lm_head"]

@@ -8,6 +8,12 @@ What is swapped (found by structure, so no transformers import is needed here):
   ``(1 + weight)`` form is a different function and is left alone (``GemmaRMSNorm`` is reported as skipped).
 * Gated MLPs: modules with ``gate_proj``, ``up_proj``, ``down_proj`` and a SiLU ``act_fn`` run ``down_proj(swiglu(gate_proj(x), up_proj(x)))`` with the
   zoo's fused SwiGLU (one kernel for the activation and the product).
+* RoPE: the modeling module's ``apply_rotary_pos_emb`` runs the zoo's ``rope_qk`` (q and k in one kernel).
+* The loss: a causal LM (a ``model`` body and an ``lm_head`` Linear) called with ``labels`` while training
+  computes its loss with :func:`~cudal1.kernelzoo.ops.fused_linear_cross_entropy.fused_linear_cross_entropy`
+  from the last hidden states, never materialising the (tokens, vocabulary) logits (the output's ``logits`` is
+  None then, as with Liger's); labels are shifted as transformers' causal-LM loss shifts them, ``-100``
+  ignored, ``num_items_in_batch`` honoured. Models with logit soft-capping or scaling keep their own forward.
 
 The patched model computes the same function with the same parameters (tests/kernelzoo/test_patch.py: logits and
 every parameter's gradient of tiny Llama, Qwen2 and Mistral models against the unpatched model). Every op
@@ -33,12 +39,13 @@ class PatchReport:
     rms_norm: list[str] = field(default_factory=list)
     swiglu: list[str] = field(default_factory=list)
     rope: list[str] = field(default_factory=list)
+    loss: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     replaced: dict[str, Any] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
-        return len(self.rms_norm) + len(self.swiglu) + len(self.rope)
+        return len(self.rms_norm) + len(self.swiglu) + len(self.rope) + len(self.loss)
 
 
 def _eps(module: nn.Module) -> float | None:
@@ -87,8 +94,57 @@ def unpatch_rope(model: nn.Module) -> bool:
     return True
 
 
-def patch(model: nn.Module, *, rms_norm: bool = True, swiglu: bool = True, rope: bool = True) -> PatchReport:
-    """Swap ``model``'s RMS norms and SiLU-gated MLPs for the zoo's (see the module docstring), in place.
+def _flce_forward(original: Any) -> Any:
+    """A causal LM's ``forward`` computing the training loss with the fused linear cross-entropy (see the module
+    docstring); ``original`` (the bound forward) where there is no label or no training."""
+    from .ops.fused_linear_cross_entropy import fused_linear_cross_entropy
+
+    def forward(self: nn.Module, input_ids: Any = None, attention_mask: Any = None, position_ids: Any = None,
+                past_key_values: Any = None, inputs_embeds: Any = None, labels: torch.Tensor | None = None,
+                use_cache: Any = None, **kwargs: Any) -> Any:
+        if labels is None or not self.training or kwargs.get("output_hidden_states") or kwargs.get("return_dict") is False:
+            return original(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                            past_key_values=past_key_values, inputs_embeds=inputs_embeds, labels=labels,
+                            use_cache=use_cache, **kwargs)
+        from transformers.modeling_outputs import CausalLMOutputWithPast
+
+        n_items = kwargs.pop("num_items_in_batch", None)
+        kwargs.pop("logits_to_keep", None)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                         past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache, **kwargs)
+        h = out.last_hidden_state
+        targets = torch.nn.functional.pad(labels, (0, 1), value=-100)[..., 1:].to(h.device)
+        head = self.lm_head
+        loss = fused_linear_cross_entropy(h.reshape(-1, h.shape[-1]), head.weight, targets.reshape(-1), head.bias,
+                                          ignore_index=-100, reduction="mean" if n_items is None else "sum")
+        if n_items is not None:
+            loss = loss / n_items
+        return CausalLMOutputWithPast(loss=loss, logits=None, past_key_values=out.past_key_values,
+                                      hidden_states=out.hidden_states, attentions=out.attentions)
+
+    forward.cudal1_original = original  # type: ignore[attr-defined]
+    return forward
+
+
+def _patch_loss(model: nn.Module, report: PatchReport) -> None:
+    import types
+
+    head, body, cfg = getattr(model, "lm_head", None), getattr(model, "model", None), getattr(model, "config", None)
+    if not isinstance(head, nn.Linear) or not isinstance(body, nn.Module) or \
+            hasattr(getattr(model, "forward", None), "cudal1_original"):
+        return
+    for key in ("final_logit_softcapping", "logit_scale", "logits_scaling"):
+        if getattr(cfg, key, None) not in (None, 1, 1.0):
+            report.skipped["lm_head"] = f"the model's logits are transformed ({key}): its own loss is kept"
+            return
+    model.forward = types.MethodType(_flce_forward(model.forward), model)
+    report.loss.append("forward")
+
+
+def patch(model: nn.Module, *, rms_norm: bool = True, swiglu: bool = True, rope: bool = True,
+          loss: bool = True) -> PatchReport:
+    """Swap ``model``'s RMS norms and SiLU-gated MLPs for the zoo's, its RoPE for ``rope_qk`` and its training
+    loss for the fused linear cross-entropy (see the module docstring), in place.
     Returns what was swapped; raises ValueError when nothing in the model can be patched (a model of another
     structure: say so rather than run unchanged)."""
     report = PatchReport()
@@ -119,6 +175,8 @@ def patch(model: nn.Module, *, rms_norm: bool = True, swiglu: bool = True, rope:
             report.replaced[f"{mod.__name__}.apply_rotary_pos_emb"] = fn  # type: ignore[union-attr]
             mod.apply_rotary_pos_emb = _zoo_rotary(fn)  # type: ignore[union-attr]
             report.rope.append(f"{mod.__name__}.apply_rotary_pos_emb")  # type: ignore[union-attr]
+    if loss:
+        _patch_loss(model, report)
     if not report.total:
         raise ValueError(f"patch: nothing to swap in {type(model).__name__} (no Llama-style RMSNorm or SiLU-gated "
                          f"MLP found{'; skipped: ' + str(report.skipped) if report.skipped else ''})")

@@ -14,7 +14,9 @@ Gradients. Each op declares one of:
   backward, registered with ``torch.library.register_autograd`` (so eager, ``torch.compile`` and the CPU
   fallback share it), is the reference's vector-Jacobian product, recomputed from the saved inputs
   (activation recomputation: the forward kernel stays fast, the backward costs the reference's forward and
-  backward). An op module may register a faster backward of its own instead (``backward=``).
+  backward). An op module with backward kernels of its own passes them as ``fast_backward=`` beside ``ref=``
+  (:func:`kernel_backward`): they run where they apply (CUDA, the dtypes and shapes they take) and the
+  reference's VJP everywhere else; or it registers a backward outright (``backward=``, ``setup_context=``).
 * ``differentiable=False``: the op has no gradient (integer outputs, ops writing into ``out``); calling it with
   an input that requires grad while grad mode is on raises :class:`NoGradientError` naming the way out,
   instead of returning a result that silently cuts the graph.
@@ -33,13 +35,15 @@ from typing import Any
 
 import torch
 
-__all__ = ["INDEX_PARAMS", "NoGradientError", "call", "differentiable_ops", "reference", "zoo_custom_op"]
+__all__ = ["INDEX_PARAMS", "NoGradientError", "call", "differentiable_ops", "has_backward_kernels", "kernel_backward",
+           "reference", "zoo_custom_op"]
 
 _EAGER: dict[str, Callable[..., Any]] = {}
 _NO_GRAD: set[str] = set()
 _REF: dict[str, Callable[..., Any]] = {}
 _PARAMS: dict[str, tuple[str, ...]] = {}
 _FP64_NATIVE: set[str] = set()
+_FAST_BWD: set[str] = set()
 
 #: parameters that take integer tensors; every other tensor argument of a zoo op must be floating point
 INDEX_PARAMS = frozenset({"ids", "targets", "y", "position_ids", "labels"})
@@ -51,13 +55,14 @@ class NoGradientError(RuntimeError):
 
 def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Callable[..., Any] | None = None,
                   differentiable: bool = True, backward: Callable[..., Any] | None = None,
-                  setup_context: Callable[..., Any] | None = None, fp64_native: bool = False,
-                  **kwargs: Any) -> Callable:
+                  setup_context: Callable[..., Any] | None = None, fast_backward: Callable[..., Any] | None = None,
+                  fp64_native: bool = False, **kwargs: Any) -> Callable:
     """``torch.library.custom_op(qualname, mutates_args=...)`` that also remembers the plain function for
     :func:`call`'s eager path and registers the op's gradient (see the module docstring). ``qualname`` must
     be ``cudal1::<name>``. ``ref``: the reference whose vector-Jacobian product is the backward (needed when
     ``differentiable``, unless ``backward`` and ``setup_context`` are given); ``differentiable=False``: no
-    gradient (required for ops that mutate an argument); ``fp64_native``: the op computes with PyTorch ops in
+    gradient (required for ops that mutate an argument); ``fast_backward``: the op's backward kernels, used
+    where they apply, with ``ref``'s VJP elsewhere (:func:`kernel_backward`); ``fp64_native``: the op computes with PyTorch ops in
     its inputs' dtype, so float64 on CUDA needs no detour through the reference."""
     ns, _, name = qualname.partition("::")
     if ns != "cudal1" or not name:
@@ -65,6 +70,8 @@ def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Call
     mutates = () if mutates_args == () else mutates_args
     if differentiable and mutates:
         raise ValueError(f"{qualname} writes into {mutates_args}: declare it differentiable=False")
+    if fast_backward is not None and ref is None:
+        raise ValueError(f"{qualname}: fast_backward= needs ref= (the fallback where its kernels do not apply)")
     if differentiable and ref is None and (backward is None or setup_context is None):
         raise ValueError(f"{qualname}: a differentiable op needs ref= (its PyTorch reference) or its own "
                          "backward= and setup_context=; an op without a gradient declares differentiable=False")
@@ -81,6 +88,11 @@ def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Call
             _NO_GRAD.add(name)
         elif backward is not None and setup_context is not None:
             op.register_autograd(backward, setup_context=setup_context)
+            _FAST_BWD.add(name)
+        elif fast_backward is not None:
+            save, bwd = kernel_backward(ref, fast_backward)
+            op.register_autograd(bwd, setup_context=save)
+            _FAST_BWD.add(name)
         else:
             save, vjp = reference_backward(ref)
             op.register_autograd(vjp, setup_context=save)
@@ -127,6 +139,28 @@ def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Ca
             for i, g in zip(wrt, got, strict=True):
                 grads[i] = g if g is not None else torch.zeros_like(args[i])
         return tuple(grads)
+
+    return setup_context, backward
+
+
+def kernel_backward(ref: Callable[..., Any], fast: Callable[..., Any]
+                    ) -> tuple[Callable[..., None], Callable[..., tuple]]:
+    """(setup_context, backward) of an op with backward kernels of its own: ``fast(args, grads_out,
+    needs_input_grad)`` gets the op's positional arguments as saved (tensors detached), the output gradients
+    (None for an output that got none) and which inputs want a gradient; it returns one gradient (or None) per
+    argument, or None where its kernels do not apply (CPU, float64, a shape or a wanted gradient they do not
+    compute): then the reference's vector-Jacobian product runs instead (:func:`reference_backward`)."""
+    setup_context, ref_backward = reference_backward(ref)
+
+    def backward(ctx: Any, *grads_out: torch.Tensor | None) -> tuple:
+        saved = iter(ctx.saved_tensors)
+        args = [next(saved) if x is _SAVED else x for x in ctx.layout]
+        got = fast(args, list(grads_out), tuple(ctx.needs_input_grad))
+        if got is None:
+            return ref_backward(ctx, *grads_out)
+        if len(got) != len(ctx.layout):
+            raise RuntimeError(f"a fast backward returned {len(got)} gradients for {len(ctx.layout)} arguments")
+        return tuple(got)
 
     return setup_context, backward
 
@@ -188,6 +222,11 @@ def call(name: str, *args: Any, **kwargs: Any) -> Any:
 def reference(name: str) -> Callable[..., Any]:
     """The PyTorch reference op ``name`` was registered with (KeyError when it has none)."""
     return _REF[name]
+
+
+def has_backward_kernels(name: str) -> bool:
+    """Whether op ``name`` has backward kernels of its own (else its gradient is its reference's VJP)."""
+    return name in _FAST_BWD
 
 
 def differentiable_ops() -> list[str]:

@@ -7,8 +7,11 @@ Shapes: ``x``, ``residual`` (..., N), same shape and dtype; ``weight`` (N,); fp3
 fp32; fp64 inputs run the reference); outputs ``(y, h)`` like ``x``. One program per row: the first pass reads
 ``x`` and ``residual`` once, writes ``h`` and accumulates the sum of squares of ``h`` as stored (rounded to the
 input dtype, as the unfused ``x + residual`` would be); the second pass reads ``h`` back and writes ``y`` (eager:
-an add kernel and a norm kernel, with ``h`` written and read in between). Gradients: the reference's
-vector-Jacobian product (cudal1.kernelzoo.registry).
+an add kernel and a norm kernel, with ``h`` written and read in between).
+
+Backward: only ``h`` and ``weight`` are saved (not ``x`` and ``residual``); ``dx = dresidual = dh_out +
+rms_norm'(h)^T dy`` comes from the shared row-norm backward kernel with ``dh_out`` added in (one read of ``h``,
+``dy``, ``dh_out``, one write), the same formula through PyTorch's autograd where the kernel does not apply.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
+from ._norm_backward import CONFIGS as NORM_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._norm_backward import backward_kernel, norm_backward_launch, takes
 
 __all__ = ["CONFIGS", "add_rms_norm", "add_rms_norm_launch", "add_rms_norm_ref"]
 
@@ -87,7 +92,36 @@ def add_rms_norm_launch(x: torch.Tensor, residual: torch.Tensor, weight: torch.T
     return y, h
 
 
-@zoo_custom_op("cudal1::add_rms_norm", mutates_args=(), ref=add_rms_norm_ref)
+def _norm_of(h: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """The y of add_rms_norm_ref as a function of h (for the backward where the kernel does not apply)."""
+    hf = h.to(torch.promote_types(h.dtype, torch.float32))
+    return (hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + eps) * weight.to(hf.dtype)).to(h.dtype)
+
+
+def _setup(ctx, inputs, output) -> None:
+    _x, _residual, weight, eps = inputs
+    ctx.save_for_backward(output[1], weight)
+    ctx.eps = eps
+
+
+def _backward(ctx, dy: torch.Tensor | None, dh: torch.Tensor | None) -> tuple:
+    h, weight = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    if dy is None:
+        dy = torch.zeros_like(h)
+    if takes(h, weight):
+        d, dw, _ = norm_backward_launch(h, weight, dy, ctx.eps, rms=True, dh=dh)
+    else:
+        with torch.enable_grad():
+            hg, wg = h.detach().requires_grad_(True), weight.detach().requires_grad_(True)
+            d, dw = torch.autograd.grad(_norm_of(hg, wg, ctx.eps), (hg, wg), dy)
+        if dh is not None:
+            d = d + dh
+    return d if needs[0] else None, d if needs[1] else None, dw if needs[2] else None, None
+
+
+@zoo_custom_op("cudal1::add_rms_norm", mutates_args=(), ref=add_rms_norm_ref, backward=_backward,
+               setup_context=_setup)
 def _add_rms_norm_op(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
                      eps: float) -> tuple[torch.Tensor, torch.Tensor]:
     if not x.is_cuda:
@@ -112,4 +146,5 @@ def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_add_rms_norm_kernel", {"x_ptr": "*bf16", "r_ptr": "*bf16", "w_ptr": "*bf16",
                                                          "y_ptr": "*bf16", "h_ptr": "*bf16", "n_cols": "i32",
-                                                         "eps": "fp32"})]
+                                                         "eps": "fp32"}),
+                  backward_kernel(rms=True, dh=True)]

@@ -7,6 +7,10 @@ output (N,) float32. A target outside [0, C) that is not ``ignore_index`` is a V
 the kernel runs: one reduction and a device sync). One program per row, one pass: an online logsumexp (block max, one exp per element) plus
 one gathered logit; reads N * C elements once, writes N values (eager: log_softmax writes and nll re-reads
 a full (N, C) temporary, three times the traffic).
+
+Backward (``cross_entropy_loss_backward_launch``, CUDA, fp32/bf16/fp16): one program per row recomputes the
+logsumexp (one read) and writes ``dlogits = g * (softmax - onehot(target))`` (a second read, one write); rows
+whose target is ``ignore_index`` get zeros. The reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from ..registry import call, zoo_custom_op
 from ._index import check_index_range
 from ._loss_rows import CONFIGS, config_for, row_block
 
-__all__ = ["CONFIGS", "cross_entropy", "cross_entropy_loss", "cross_entropy_loss_launch", "cross_entropy_loss_ref"]
+__all__ = ["CONFIGS", "cross_entropy", "cross_entropy_loss", "cross_entropy_loss_backward_launch",
+           "cross_entropy_loss_launch", "cross_entropy_loss_ref"]
 
 
 def cross_entropy_loss_ref(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
@@ -75,7 +80,61 @@ def cross_entropy_loss_launch(logits: torch.Tensor, targets: torch.Tensor, ignor
     return out
 
 
-@zoo_custom_op("cudal1::cross_entropy_loss", mutates_args=(), ref=cross_entropy_loss_ref)
+@triton.jit
+def _cross_entropy_bwd_kernel(x_ptr, t_ptr, g_ptr, dx_ptr, n_cols, ignore_index, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * n_cols
+    t = tl.load(t_ptr + row).to(tl.int64)
+    g = tl.load(g_ptr + row).to(tl.float32)
+    if t == ignore_index:
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            tl.store(dx_ptr + base + cols, tl.zeros([BLOCK], tl.float32).to(dx_ptr.dtype.element_ty),
+                     mask=cols < n_cols)
+    else:
+        m = tl.max(tl.full([BLOCK], float("-inf"), tl.float32), 0)
+        s = tl.zeros([BLOCK], tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + base + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+            m_new = tl.maximum(m, tl.max(x, 0))
+            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+            s = s * tl.exp(m - m_safe) + tl.exp(x - m_safe)
+            m = m_new
+        lse = m + tl.log(tl.sum(s, 0))
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            mask = cols < n_cols
+            x = tl.load(x_ptr + base + cols, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            d = tl.exp(x - lse) - tl.where(cols == t, 1.0, 0.0)
+            tl.store(dx_ptr + base + cols, (g * d).to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+def cross_entropy_loss_backward_launch(logits: torch.Tensor, targets: torch.Tensor, grad: torch.Tensor,
+                                       ignore_index: int = -100, config: dict | None = None) -> torch.Tensor:
+    """``dlogits`` (N, C), ``logits``' dtype, of the per-sample losses for their gradient ``grad`` (N,); the
+    targets were range-checked by the forward (no check, no device sync here)."""
+    if grad.shape != logits.shape[:1]:
+        raise ValueError(f"grad must have shape ({logits.shape[0]},), got {tuple(grad.shape)}")
+    cfg = config_for(logits, config)
+    x, t, g = logits.contiguous(), targets.contiguous(), grad.contiguous()
+    dx = torch.empty_like(x)
+    if dx.numel():
+        _cross_entropy_bwd_kernel[(x.shape[0],)](x, t, g, dx, x.shape[1], ignore_index,
+                                                 BLOCK=row_block(cfg, x.shape[1]), num_warps=cfg["num_warps"])
+    return dx
+
+
+def _cross_entropy_loss_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (logits, targets, ignore_index), (g,) = args, grads
+    if g is None or not logits.is_cuda or logits.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        return None
+    return cross_entropy_loss_backward_launch(logits, targets, g, ignore_index), None, None
+
+
+@zoo_custom_op("cudal1::cross_entropy_loss", mutates_args=(), ref=cross_entropy_loss_ref,
+               fast_backward=_cross_entropy_loss_backward)
 def _cross_entropy_loss_op(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int) -> torch.Tensor:
     if logits.is_cuda:
         return cross_entropy_loss_launch(logits, targets, ignore_index)
@@ -95,8 +154,12 @@ def cross_entropy_loss(logits: torch.Tensor, targets: torch.Tensor, ignore_index
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_cross_entropy_loss_kernel", {
-    "x_ptr": "*fp32", "t_ptr": "*i64", "out_ptr": "*fp32", "n_cols": "i32", "ignore_index": "i32"})]
+TRITON_KERNELS = [
+    TritonKernel("_cross_entropy_loss_kernel", {
+        "x_ptr": "*fp32", "t_ptr": "*i64", "out_ptr": "*fp32", "n_cols": "i32", "ignore_index": "i32"}),
+    TritonKernel("_cross_entropy_bwd_kernel", {
+        "x_ptr": "*bf16", "t_ptr": "*i64", "g_ptr": "*bf16", "dx_ptr": "*bf16", "n_cols": "i32", "ignore_index": "i32"}),
+]
 
 
 _REDUCTIONS = ("none", "mean", "sum")

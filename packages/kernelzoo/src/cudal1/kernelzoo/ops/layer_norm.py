@@ -4,7 +4,8 @@
 Shapes: ``x`` (..., N), ``weight`` and ``bias`` (N,); float32 (statistics in fp32); output like ``x``.
 One program per row: a mean pass, a variance pass (no cancellation from E[x^2] - E[x]^2), a write pass.
 CUDA C (``layer_norm_launch_cuda``, float32): one block per row held in registers where it fits (one read,
-one write; mean and variance from the registers).
+one write; mean and variance from the registers). Backward: the shared row-norm backward kernel
+(``_norm_backward``; fp32/bf16/fp16 rows up to its MAX_N on CUDA), the reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
 from ..registry import call, zoo_custom_op
+from ._norm_backward import CONFIGS as NORM_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._norm_backward import backward_kernel, norm_backward_launch, takes
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "layer_norm", "layer_norm_launch", "layer_norm_launch_cuda", "layer_norm_ref"]
@@ -130,7 +133,16 @@ def layer_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, bias: torch.Te
     return row_launch_cuda(_CUDA, x, (weight, bias), (eps,), cfg)
 
 
-@zoo_custom_op("cudal1::layer_norm", mutates_args=(), ref=layer_norm_ref)
+def _layer_norm_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (x, weight, bias, eps), (dy,) = args, grads
+    if dy is None or not takes(x, weight) or bias.shape != weight.shape:
+        return None
+    dx, dw, db = norm_backward_launch(x, weight, dy, eps, rms=False, bias=True)
+    return dx if needs[0] else None, dw if needs[1] else None, db.to(bias.dtype) if needs[2] else None, None
+
+
+@zoo_custom_op("cudal1::layer_norm", mutates_args=(), ref=layer_norm_ref, fast_backward=_layer_norm_backward)
 def _layer_norm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
     if not x.is_cuda:
         return layer_norm_ref(x, weight, bias, eps)
@@ -150,6 +162,7 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: f
     return call("layer_norm", x, weight, bias, eps)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]
+TRITON_KERNELS = [TritonKernel("_layer_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"}),
+                  backward_kernel(rms=False, bias=True)]
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]

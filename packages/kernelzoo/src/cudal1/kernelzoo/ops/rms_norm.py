@@ -2,7 +2,8 @@
 
 Shapes: ``x`` (..., N), ``weight`` (N,); float32 (statistics in fp32); output like ``x``. One program per
 row: a sum-of-squares pass and a write pass (two reads, one write). CUDA C (``rms_norm_launch_cuda``,
-float32): one block per row held in registers where it fits (one read, one write).
+float32): one block per row held in registers where it fits (one read, one write). Backward: the shared row-norm
+backward kernel (``_norm_backward``; fp32/bf16/fp16 rows up to its MAX_N on CUDA), the reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
 from ..registry import call, zoo_custom_op
+from ._norm_backward import CONFIGS as NORM_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._norm_backward import backward_kernel, norm_backward_launch, takes
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "rms_norm", "rms_norm_launch", "rms_norm_launch_cuda", "rms_norm_ref"]
@@ -107,7 +110,16 @@ def rms_norm_launch_cuda(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-
     return row_launch_cuda(_CUDA, x, (weight,), (eps,), cfg)
 
 
-@zoo_custom_op("cudal1::rms_norm", mutates_args=(), ref=rms_norm_ref)
+def _rms_norm_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (x, weight, eps), (dy,) = args, grads
+    if dy is None or not takes(x, weight):
+        return None
+    dx, dw, _ = norm_backward_launch(x, weight, dy, eps, rms=True)
+    return dx if needs[0] else None, dw if needs[1] else None, None
+
+
+@zoo_custom_op("cudal1::rms_norm", mutates_args=(), ref=rms_norm_ref, fast_backward=_rms_norm_backward)
 def _rms_norm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     if not x.is_cuda:
         return rms_norm_ref(x, weight, eps)
@@ -127,6 +139,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     return call("rms_norm", x, weight, eps)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"})]
+TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"}),
+                  backward_kernel(rms=True)]
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]

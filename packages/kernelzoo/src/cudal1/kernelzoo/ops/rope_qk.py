@@ -68,7 +68,7 @@ def _rotate(src, dst, half, cols, mask, c1, c2, s1, s2):
 @triton.jit
 def _rope_qk_kernel(q_ptr, k_ptr, cos_ptr, sin_ptr, pos_ptr, qo_ptr, ko_ptr, S, HQ, HK, half,
                     q_sb, q_sh, q_ss, k_sb, k_sh, k_ss, cs_sb, cs_ss,
-                    HAS_POS: tl.constexpr, BLOCK: tl.constexpr):
+                    HAS_POS: tl.constexpr, BLOCK: tl.constexpr, BACKWARD: tl.constexpr = False):
     pid = tl.program_id(0).to(tl.int64)
     b = pid // S
     s = pid % S
@@ -83,6 +83,8 @@ def _rope_qk_kernel(q_ptr, k_ptr, cos_ptr, sin_ptr, pos_ptr, qo_ptr, ko_ptr, S, 
     c2 = tl.load(cos_ptr + cs + half + cols, mask=mask, other=0.0).to(tl.float32)
     s1 = tl.load(sin_ptr + cs + cols, mask=mask, other=0.0).to(tl.float32)
     s2 = tl.load(sin_ptr + cs + half + cols, mask=mask, other=0.0).to(tl.float32)
+    if BACKWARD:  # the transposed rotation
+        s1, s2 = -s2, -s1
     d = 2 * half
     for h in range(0, HQ):
         _rotate(q_ptr + b * q_sb + h * q_sh + s * q_ss, qo_ptr + ((b * HQ + h) * S + s) * d, half, cols, mask,
@@ -118,10 +120,13 @@ def _check(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
 
 
 def rope_qk_launch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                   position_ids: torch.Tensor | None = None, config: dict | None = None,
+                   position_ids: torch.Tensor | None = None, config: dict | None = None, backward: bool = False,
                    ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run the Triton kernel (see the module docstring for shapes)."""
-    _check(q, k, cos, sin, position_ids)
+    """Run the Triton kernel (see the module docstring for shapes). ``backward=True``: ``q``, ``k`` are the
+    output gradients and the result the gradients of the inputs q and k (the transposed rotation; the inputs
+    were checked by the forward, so no check and no device sync here)."""
+    if not backward:
+        _check(q, k, cos, sin, position_ids)
     cfg = config or pick(CONFIGS, q.device if q.is_cuda else None)
     if q.stride(-1) != 1:
         q = q.contiguous()
@@ -140,11 +145,22 @@ def rope_qk_launch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: tor
     _rope_qk_kernel[(b * s,)](q, k, cos, sin, pos, qo, ko, s, hq, k.shape[1], d // 2,
                               q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
                               cs_sb, cs_ss, HAS_POS=has_pos, BLOCK=triton.next_power_of_2(max(d // 2, 1)),
-                              num_warps=cfg["num_warps"])
+                              BACKWARD=backward, num_warps=cfg["num_warps"])
     return qo, ko
 
 
-@zoo_custom_op("cudal1::rope_qk", mutates_args=(), ref=rope_qk_ref)
+def _rope_qk_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (q, k, cos, sin, position_ids), (dq, dk) = args, grads
+    if not q.is_cuda or needs[2] or needs[3] or q.dtype == torch.float64:
+        return None
+    dq = torch.zeros_like(q) if dq is None else dq
+    dk = torch.zeros_like(k) if dk is None else dk
+    gq, gk = rope_qk_launch(dq, dk, cos, sin, position_ids, backward=True)
+    return gq if needs[0] else None, gk if needs[1] else None, None, None, None
+
+
+@zoo_custom_op("cudal1::rope_qk", mutates_args=(), ref=rope_qk_ref, fast_backward=_rope_qk_backward)
 def _rope_qk_op(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
                 position_ids: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
     if not q.is_cuda:
@@ -172,4 +188,4 @@ TRITON_KERNELS = [TritonKernel(
     {"q_ptr": "*bf16", "k_ptr": "*bf16", "cos_ptr": "*bf16", "sin_ptr": "*bf16", "pos_ptr": "*i64", "qo_ptr": "*bf16",
      "ko_ptr": "*bf16", "S": "i32", "HQ": "i32", "HK": "i32", "half": "i32", "q_sb": "i64", "q_sh": "i64",
      "q_ss": "i64", "k_sb": "i64", "k_sh": "i64", "k_ss": "i64", "cs_sb": "i64", "cs_ss": "i64"},
-    constexprs={"HAS_POS": True, "BLOCK": 64})]
+    constexprs={"HAS_POS": True, "BLOCK": 64, "BACKWARD": False})]

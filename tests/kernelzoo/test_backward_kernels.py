@@ -1,0 +1,166 @@
+"""The zoo's backward kernels (row norms, SwiGLU, GeGLU, RoPE, cross-entropy) against the autograd of their
+PyTorch references, per dtype, on odd shapes (Triton's interpreter on a CPU-only machine, the GPU where there is
+one); and the registry's rule that an op's backward kernels run where they apply and the reference's VJP
+everywhere else."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cudal1.kernelzoo import registry
+from cudal1.kernelzoo.ops import cross_entropy_loss as ce
+from cudal1.kernelzoo.ops import geglu as gg
+from cudal1.kernelzoo.ops import layer_norm as ln
+from cudal1.kernelzoo.ops import rms_norm as rn
+from cudal1.kernelzoo.ops import rope_qk as rq
+from cudal1.kernelzoo.ops import swiglu as sg
+from cudal1.kernelzoo.ops._norm_backward import norm_backward_launch
+from cudal1.kernelzoo.registry import zoo_custom_op
+
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+#: (atol, rtol) of a gradient against the fp64 reference, per dtype: fp32 math, one rounding at the store
+TOL = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (5e-2, 5e-2), torch.float16: (5e-3, 5e-3)}
+
+
+def rnd(shape, seed, dtype, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g) * scale).to(dtype).to(DEV)
+
+
+def ref_grads(fn, inputs, grads_out):
+    """Gradients of ``fn`` at ``inputs`` (rounded to their dtype, then computed in fp64 on the CPU)."""
+    xs = [x.detach().double().cpu().requires_grad_(x.is_floating_point()) for x in inputs]
+    out = fn(*xs)
+    outs = out if isinstance(out, tuple) else (out,)
+    wrt = [x for x in xs if x.requires_grad]
+    return torch.autograd.grad(outs, wrt, [g.double().cpu() for g in grads_out])
+
+
+def close(got, want, dtype, what):
+    atol, rtol = TOL[dtype]
+    torch.testing.assert_close(got.double().cpu(), want, atol=atol * max(1.0, want.abs().max().item()), rtol=rtol,
+                               msg=lambda m: f"{what} ({dtype}): {m}")
+
+
+@pytest.mark.parametrize("dtype", list(TOL), ids=str)
+@pytest.mark.parametrize("shape, programs", [((3, 40), 2), ((2, 3, 33), 4), ((1, 1), 1), ((7, 16), 3)])
+@pytest.mark.parametrize("kind", ["rms", "layer", "rms+dh"])
+def test_norm_backward_kernel(kind, dtype, shape, programs):
+    x, w, dy = rnd(shape, 1, dtype, 2.0), rnd(shape[-1:], 2, dtype), rnd(shape, 3, dtype)
+    b = rnd(shape[-1:], 4, dtype)
+    dh = rnd(shape, 5, dtype) if kind == "rms+dh" else None
+    dx, dw, db = norm_backward_launch(x, w, dy, 1e-6, rms=kind != "layer", dh=dh, bias=kind == "layer",
+                                      programs=programs)
+    assert dx.dtype == dtype and dx.shape == x.shape and dw.dtype == w.dtype and dw.shape == w.shape
+    if kind == "layer":
+        want = ref_grads(lambda x, w, b: ln.layer_norm_ref(x, w, b, 1e-6), (x, w, b), (dy,))
+        close(db, want[2], dtype, "dbias")
+    else:
+        want = ref_grads(lambda x, w: rn.rms_norm_ref(x, w, 1e-6), (x, w), (dy,))
+        assert db is None
+    close(dx, want[0] + (dh.double().cpu() if dh is not None else 0), dtype, "dx")
+    close(dw, want[1], dtype, "dweight")
+
+
+def test_norm_backward_refuses_rows_past_its_limit():
+    x = torch.randn(2, 40)
+    with pytest.raises(ValueError, match="MAX_N"):
+        norm_backward_launch(x, torch.ones(40), x, 1e-6, rms=True, config={"MAX_N": 32, "PROGRAMS_PER_SM": 1,
+                                                                           "num_warps": 1})
+
+
+@pytest.mark.parametrize("dtype", list(TOL), ids=str)
+@pytest.mark.parametrize("which", ["swiglu", "geglu-tanh", "geglu-none"])
+def test_gated_activation_backward_kernels(which, dtype):
+    shape = (5, 37)
+    g, u, dy = rnd(shape, 6, dtype, 3.0), rnd(shape, 7, dtype), rnd(shape, 8, dtype)
+    cfg = {"BLOCK": 64, "num_warps": 4}
+    if which == "swiglu":
+        dg, du = sg.swiglu_backward_launch(g, u, dy, config=cfg)
+        want = ref_grads(sg.swiglu_ref, (g, u), (dy,))
+    else:
+        approx = which.split("-")[1]
+        dg, du = gg.geglu_backward_launch(g, u, dy, approx, config=cfg)
+        want = ref_grads(lambda g, u: gg.geglu_ref(g, u, approx), (g, u), (dy,))
+    assert dg.dtype == du.dtype == dtype
+    close(dg, want[0], dtype, "dgate")
+    close(du, want[1], dtype, "dup")
+
+
+@pytest.mark.parametrize("dtype", list(TOL), ids=str)
+@pytest.mark.parametrize("positions", [False, True])
+def test_rope_qk_backward_is_the_transposed_rotation(dtype, positions):
+    q = rnd((2, 5, 3, 8), 9, dtype).transpose(1, 2)  # (B, H, S, D) as a transposed view
+    k = rnd((2, 1, 5, 8), 10, dtype)
+    if positions:
+        cos, sin = rnd((11, 8), 11, dtype), rnd((11, 8), 12, dtype)  # unrelated halves: s1 != s2
+        pos = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(0)).to(DEV)
+    else:
+        cos, sin, pos = rnd((2, 5, 8), 11, dtype), rnd((2, 5, 8), 12, dtype), None
+    dq, dk = rnd(q.shape, 13, dtype), rnd(k.shape, 14, dtype)
+    gq, gk = rq.rope_qk_launch(dq, dk, cos, sin, pos, backward=True)
+    want = ref_grads(lambda q, k: rq.rope_qk_ref(q, k, cos.double().cpu(), sin.double().cpu(),
+                                                  None if pos is None else pos.cpu()), (q, k), (dq, dk))
+    assert gq.shape == q.shape and gk.shape == k.shape
+    close(gq, want[0], dtype, "dq")
+    close(gk, want[1], dtype, "dk")
+
+
+@pytest.mark.parametrize("dtype", list(TOL), ids=str)
+@pytest.mark.parametrize("n_cols, block", [(37, 16), (300, 64)])
+def test_cross_entropy_backward_kernel(dtype, n_cols, block):
+    logits = rnd((6, n_cols), 15, dtype, 3.0)
+    targets = torch.tensor([0, n_cols - 1, -100, 3, 7, -100], device=DEV)
+    g = rnd((6,), 16, torch.float32).to(dtype)
+    dx = ce.cross_entropy_loss_backward_launch(logits, targets, g, -100, config={"BLOCK": block, "num_warps": 4})
+    want = ref_grads(lambda z: ce.cross_entropy_loss_ref(z, targets.cpu(), -100), (logits,), (g,))
+    assert dx.dtype == dtype
+    assert torch.count_nonzero(dx[2]) == 0 and torch.count_nonzero(dx[5]) == 0  # ignored rows
+    close(dx, want[0], dtype, "dlogits")
+
+
+# --- the registry's dispatch between an op's backward kernels and its reference's VJP ---------------------------
+
+_FAST_CALLS: list[str] = []
+
+
+def _fast_triple(args, grads, needs):
+    (_x, mode), (dy,) = args, grads
+    if mode == "decline":  # kernels that do not apply say so; the reference's VJP must run
+        _FAST_CALLS.append("declined")
+        return None
+    _FAST_CALLS.append("ran")
+    return (dy * 3, None)
+
+
+@zoo_custom_op("cudal1::test_triple", mutates_args=(), ref=lambda x, mode: x * 3, fast_backward=_fast_triple)
+def _triple(x: torch.Tensor, mode: str) -> torch.Tensor:
+    return x * 3
+
+
+@_triple.register_fake
+def _(x, mode):
+    return torch.empty_like(x)
+
+
+@pytest.mark.parametrize("mode, expect", [("use", "ran"), ("decline", "declined")])
+def test_backward_kernels_run_where_they_apply_and_the_reference_elsewhere(mode, expect):
+    _FAST_CALLS.clear()
+    x = torch.randn(5, requires_grad=True)
+    w = torch.randn(5)
+    (registry.call("test_triple", x, mode) * w).sum().backward()
+    assert _FAST_CALLS == [expect]
+    torch.testing.assert_close(x.grad, 3 * w)  # both ways give the gradient
+
+
+def test_fast_backward_needs_the_reference_as_fallback():
+    with pytest.raises(ValueError, match="fast_backward= needs ref="):
+        zoo_custom_op("cudal1::test_no_fallback", mutates_args=(), fast_backward=_fast_triple)
+
+
+def test_the_llm_training_ops_have_backward_kernels():
+    for name in ("rms_norm", "add_rms_norm", "layer_norm", "swiglu", "geglu", "rope_qk", "cross_entropy_loss",
+                 "fused_linear_cross_entropy"):
+        assert registry.has_backward_kernels(name), name
+    assert not registry.has_backward_kernels("tanh")  # the reference's VJP
