@@ -29,7 +29,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -46,6 +45,7 @@ from cudal1.harness.models import clone_args, construct_model, exact_fp32, load_
 from cudal1.harness.params import share_parameters
 from cudal1.harness.roofline import nbytes_of, tensors_of
 from cudal1.kernelzoo import arch
+from cudal1.kernelzoo.bench_timer import time_ms
 from cudal1.kernelzoo.solutions import available, candidate_for, solution_source
 
 SEED = 1234
@@ -53,19 +53,9 @@ SEED = 1234
 
 # ----------------------------------------------------------------------------------------------- device
 def _time_ms(fn, reps: int = 20) -> float:
-    """Median milliseconds of ``fn()`` over ``reps`` CUDA-event timed calls after 3 warm-up calls."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    """Median milliseconds of ``fn()`` over ``reps`` timed calls after 3 warm-up calls, cold L2 (the zoo's one
+    timer, cudal1.kernelzoo.bench_timer)."""
+    return time_ms(fn, warmup=3, reps=reps)
 
 
 def device_figures(device: torch.device) -> dict[str, Any]:

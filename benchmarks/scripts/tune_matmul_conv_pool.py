@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 import traceback
@@ -24,6 +23,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+from cudal1.kernelzoo.bench_timer import time_ms
 from cudal1.kernelzoo.ops import (
     avg_pool2d,
     avg_pool3d,
@@ -43,18 +43,7 @@ def log(msg: str) -> None:
 
 
 def bench(fn, reps: int) -> float:
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return time_ms(fn, warmup=2, reps=reps)  # the zoo's one timer (cold L2)
 
 
 def matches(got: torch.Tensor, ref: torch.Tensor) -> bool:

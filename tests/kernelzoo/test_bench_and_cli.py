@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from cudal1.harness.cli import UsageError, load_solutions, main, resolve_solutions
 from cudal1.harness.suite import load_suite
@@ -109,3 +110,12 @@ def test_bench_needs_a_gpu(tmp_path, capsys):
         pytest.skip("this checks the CPU-only message")
     assert _bench().main(["--out", str(tmp_path)]) == 2
     assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_the_one_timer_refuses_to_time_without_cuda(monkeypatch):
+    from cudal1.kernelzoo import autotune, bench_timer
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for timer in (bench_timer.time_ms, autotune.time_ms):
+        with pytest.raises(RuntimeError, match="no CUDA device"):
+            timer(lambda: None)

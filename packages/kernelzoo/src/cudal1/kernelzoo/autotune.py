@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import tempfile
 import threading
 import warnings
@@ -95,18 +94,10 @@ def numel_bucket(n: int) -> int:
 
 
 def time_ms(fn: Callable[[], Any], *, warmup: int = WARMUP, reps: int = REPS) -> float:
-    """Median time of ``fn()`` in ms on the current CUDA stream (CUDA events around each call)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    """Median time of ``fn()`` in ms (the zoo's one timer, cold L2: :func:`cudal1.kernelzoo.bench_timer.time_ms`)."""
+    from .bench_timer import time_ms as timer
+
+    return timer(fn, warmup=warmup, reps=reps)
 
 
 def _load(path: Path) -> None:

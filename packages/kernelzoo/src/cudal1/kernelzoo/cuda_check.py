@@ -19,6 +19,7 @@ from types import ModuleType
 
 import torch
 
+from .bench_timer import time_ms
 from .kernel_specs import CudaSource
 
 __all__ = ["CheckResult", "cuda_sources", "main", "self_check"]
@@ -115,18 +116,6 @@ SUITE_SHAPES = {"relu": (16384, 32768), "gelu": (16384, 32768), "silu": (16384, 
                 "softmax": (32768, 16384), "layer_norm": (32, 2048, 8192), "rms_norm": (16, 4096, 4096)}
 
 
-def _time_ms(fn: Callable[[], object], iters: int = 20) -> float:
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / iters
-
-
 def bench() -> list[tuple[str, float, float, float]]:
     """(op, cuda C ms, triton ms, torch ms) per op at the built-in suite's sizes (warm L2; a first look)."""
     rows = []
@@ -136,7 +125,7 @@ def bench() -> list[tuple[str, float, float, float]]:
             continue
         args = _inputs(op, SUITE_SHAPES[op], torch.Generator().manual_seed(0), "cuda")
         fns = [getattr(mod, f"{op}_launch_cuda"), getattr(mod, f"{op}_launch"), getattr(mod, f"{op}_ref")]
-        rows.append((op, *(_time_ms(lambda f=f, a=args: f(*a)) for f in fns)))
+        rows.append((op, *(time_ms(lambda f=f, a=args: f(*a)) for f in fns)))
         del args
         torch.cuda.empty_cache()
     return rows
