@@ -46,8 +46,9 @@ def log(msg: str) -> None:
     print(f"[{time.perf_counter() - T0:6.1f}s] {msg}", flush=True)
 
 
-def rnd(*shape: int, grad: bool = True, scale: float = 1.0) -> torch.Tensor:
-    return (torch.randn(*shape, device="cuda", dtype=torch.float32) * scale).to(DT).requires_grad_(grad)
+def rnd(*shape: int, grad: bool = True, scale: float = 1.0, shift: float = 0.0) -> torch.Tensor:
+    """A bf16 leaf ``randn * scale + shift`` (requires grad unless ``grad=False``)."""
+    return (torch.randn(*shape, device="cuda", dtype=torch.float32) * scale + shift).to(DT).requires_grad_(grad)
 
 
 # ----------------------------------------------------------------------------------------------- eager forms
@@ -108,13 +109,13 @@ def cases() -> dict[str, dict[str, Any]]:
         return torch.log_softmax(torch.randn(n, v, device="cuda") * 2, -1).to(DT)
 
     return {
-        "rms_norm": {"inputs": lambda: (rnd(TOKENS, HIDDEN), rnd(HIDDEN, scale=0.1) + 1),
+        "rms_norm": {"inputs": lambda: (rnd(TOKENS, HIDDEN), rnd(HIDDEN, scale=0.1, shift=1.0)),
                      "eager": rms_eager, "liger": lambda x, w: lf.liger_rms_norm(x, w, 1e-6),
                      "zoo": lambda x, w: kz.rms_norm(x, w, 1e-6)},
-        "add_rms_norm": {"inputs": lambda: (rnd(TOKENS, HIDDEN), rnd(TOKENS, HIDDEN), rnd(HIDDEN, scale=0.1) + 1),
+        "add_rms_norm": {"inputs": lambda: (rnd(TOKENS, HIDDEN), rnd(TOKENS, HIDDEN), rnd(HIDDEN, scale=0.1, shift=1.0)),
                          "eager": add_rms_eager, "liger": lambda x, r, w: lf.liger_fused_add_rms_norm(x, r, w, 1e-6),
                          "zoo": lambda x, r, w: kz.add_rms_norm(x, r, w, 1e-6)},
-        "layer_norm": {"inputs": lambda: (rnd(TOKENS, HIDDEN), rnd(HIDDEN, scale=0.1) + 1, rnd(HIDDEN, scale=0.1)),
+        "layer_norm": {"inputs": lambda: (rnd(TOKENS, HIDDEN), rnd(HIDDEN, scale=0.1, shift=1.0), rnd(HIDDEN, scale=0.1)),
                        "eager": lambda x, w, b: F.layer_norm(x, (HIDDEN,), w, b, 1e-5),
                        "liger": lambda x, w, b: lf.liger_layer_norm(x, w, b, 1e-5),
                        "zoo": lambda x, w, b: kz.layer_norm(x, w, b, 1e-5)},
@@ -165,7 +166,8 @@ def _max_diff(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
 
 def _measure(fn: Callable, args: tuple, dys: list[torch.Tensor], ref_outs: list[torch.Tensor],
              ref_grads: tuple, reps: int) -> dict[str, Any]:
-    """One implementation of one op: differences to eager, fwd and fwd+bwd ms, peak memory of a fwd+bwd."""
+    """One implementation of one op: differences to eager (outputs and input gradients of the first call, on
+    inputs no call has touched), fwd and fwd+bwd ms, peak memory of a fwd+bwd."""
     from cudal1.kernelzoo.bench_timer import time_ms
 
     gin = _grad_inputs(args)
@@ -199,21 +201,32 @@ def _measure(fn: Callable, args: tuple, dys: list[torch.Tensor], ref_outs: list[
 
 
 def bench_op(case: dict[str, Any], reps: int, name: str) -> dict[str, Any]:
-    torch.manual_seed(0)
-    args = case["inputs"]()
-    gin = _grad_inputs(args)
+    """Every implementation of one op on its own fresh copy of the same inputs (Liger's kernels write into their
+    inputs: its swiglu/geglu backward over gate and up, its cross-entropy over the logits, its RoPE over q and k)."""
+    def fresh() -> tuple:
+        torch.manual_seed(0)
+        return case["inputs"]()
+
+    args = fresh()
+    ref_outs = [o.detach() for o in _outs(case["eager"](*args))]
+    torch.manual_seed(1)
+    dys = [torch.randn_like(o) if o.dim() else torch.ones_like(o) for o in ref_outs]
+    outs = _outs(case["eager"](*args))
+    ref_grads = tuple(g.detach() for g in torch.autograd.grad(outs, _grad_inputs(args), dys))
+    del args, outs
     impls = {"eager": case["eager"], "compile": torch.compile(case["eager"], dynamic=False),
              "liger": case["liger"], "zoo": case["zoo"]}
-    ref_outs = _outs(case["eager"](*args))
-    dys = [torch.randn_like(o) if o.dim() else torch.ones_like(o) for o in ref_outs]
-    ref_grads = torch.autograd.grad(ref_outs, gin, dys)
     row: dict[str, Any] = {}
     for impl, fn in impls.items():
+        args = fresh()
         try:
             rec = _measure(fn, args, dys, ref_outs, ref_grads, reps)
         except Exception as e:  # noqa: BLE001 - a failing implementation is a result, recorded
             rec = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
             traceback.print_exc()
+        del args
+        gc.collect()
+        torch.cuda.empty_cache()
         row[impl] = rec
         log(f"{name:<28} {impl:<8} " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                                 for k, v in rec.items()))

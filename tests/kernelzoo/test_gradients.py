@@ -82,7 +82,8 @@ CONSTANT = {"batch_norm": {1, 2}}
 
 
 #: ops with a backward of their own, tested in their own file
-OWN_TESTS = {"fused_linear_cross_entropy": "test_fused_linear_cross_entropy.py"}
+OWN_TESTS = {"fused_linear_cross_entropy": "test_fused_linear_cross_entropy.py",
+             "cross_entropy_fused": "test_backward_kernels.py"}
 
 
 def test_every_differentiable_op_has_a_gradient_case():

@@ -167,14 +167,20 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, ignore_index: int = -100,
                   label_smoothing: float = 0.0, reduction: str = "mean") -> torch.Tensor:
-    """``F.cross_entropy(logits, targets, ignore_index=, label_smoothing=, reduction=)`` for class indices, built on
-    the per-sample kernel: with smoothing eps, each row's loss is ``ce + eps * (z[t] - mean_j z[j])`` (the same
-    as torch's ``(1 - eps) * ce + eps * (lse - mean z)``). ``mean`` divides by the non-ignored rows (nan when
-    every row is ignored, as torch). Differentiable through the ops it is made of."""
+    """``F.cross_entropy(logits, targets, ignore_index=, label_smoothing=, reduction=)`` for class indices.
+    ``mean`` (over the non-ignored rows; nan when every row is ignored, as torch) and ``sum``: one fused op that
+    also computes the gradient while it reads the logits (:mod:`.cross_entropy_fused`); ``none``: the per-sample
+    kernel, with smoothing eps each row's loss being ``ce + eps * (z[t] - mean_j z[j])`` (the same as torch's
+    ``(1 - eps) * ce + eps * (lse - mean z)``), differentiable through the ops it is made of."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must lie in [0, 1], got {label_smoothing}")
+    if reduction != "none":
+        from .cross_entropy_fused import cross_entropy_fused
+
+        _check(logits, targets, ignore_index)
+        return cross_entropy_fused(logits, targets, ignore_index, label_smoothing, reduction)
     rows = cross_entropy_loss(logits, targets, ignore_index)
     keep = targets != ignore_index
     if label_smoothing:

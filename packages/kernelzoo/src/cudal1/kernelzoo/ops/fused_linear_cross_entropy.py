@@ -6,14 +6,18 @@ int64 in [0, V) or ``ignore_index``; fp32, bf16, fp16 or fp64 (all floating inpu
 statistics in fp32, fp64 for fp64 inputs); output: a 0-d loss in that statistics dtype (``reduction`` ``mean`` over non-ignored rows, or ``sum``). Options as
 ``F.cross_entropy``: ``ignore_index``, ``label_smoothing`` (eps: the target gets 1 - eps, every class eps / V).
 
-How: rows are processed in chunks of ``chunk_rows`` (default: as many rows as keep one chunk's logits no larger
-than ``x`` itself, N * H elements, so peak memory does not grow with V). Per chunk: logits = x_c @ W.T (+ b)
-in the input dtype, upcast to fp32, log-sum-exp, loss, and, when a gradient is wanted, dlogits = softmax -
-(1 - eps) * onehot - eps / V, from which grad_x_c = dlogits @ W and grad_W += dlogits.T @ x_c,
-grad_b += sum(dlogits) are accumulated in the forward pass (the logits chunk is then freed). The backward
-only scales these by the incoming gradient. Registered as ``torch.ops.cudal1.fused_linear_cross_entropy``
-(returning the loss and the three gradient buffers; the public function returns the loss) with its backward
-through ``torch.library.register_autograd``.
+How: the vocabulary is processed in chunks of ``chunk_size`` columns (default: as many as keep one chunk's
+logits (N, chunk) no larger than ``x`` itself, N * H elements, so peak memory does not grow with V), in two
+passes. Pass 1, per chunk: logits = x @ W_c.T (+ b_c) in the input dtype (cuBLAS, fp32 accumulation), upcast;
+a running log-sum-exp per row, the target's logit where it falls in the chunk, the row sum for label
+smoothing. Pass 2, only when a gradient is wanted: the chunk's logits again, dlogits = (softmax - (1 - eps) *
+onehot - eps / V) * row weight (1 / non-ignored rows for ``mean``; 0 for ignored rows) rounded to the input
+dtype (as eager's backward of the logits), then grad_W_c = dlogits.T @ x written once into its rows of
+grad_W (no accumulation over chunks), grad_b_c = sum(dlogits), and grad_x += dlogits @ W_c (fp32
+accumulator). Four GEMMs of the logits' size against eager's three, all large; the backward only scales the
+buffers by the incoming gradient. Registered as ``torch.ops.cudal1.fused_linear_cross_entropy`` (returning the
+loss and the three gradient buffers; the public function returns the loss) with its backward through
+``torch.library.register_autograd``.
 """
 
 from __future__ import annotations
@@ -46,9 +50,10 @@ def _acc(dtype: torch.dtype) -> torch.dtype:
     return torch.promote_types(dtype, torch.float32)
 
 
-def default_chunk_rows(n: int, h: int, v: int) -> int:
-    """Rows per chunk: one chunk's logits (rows x V) at most N x H elements (the size of ``x``), at least 1."""
-    return max(1, min(n, (n * h) // max(v, 1)))
+def default_chunk_size(n: int, h: int, v: int) -> int:
+    """Vocabulary columns per chunk: one chunk's logits (N x chunk) at most N x H elements (the size of ``x``):
+    ``H`` columns (at most V, at least 1)."""
+    return max(1, min(v, h))
 
 
 def _check(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None,
@@ -85,56 +90,74 @@ def _backward(ctx, g_loss, *_unused):
                            "differentiated: call it through cudal1.kernelzoo.fused_linear_cross_entropy")
     gx, gw, gb = ctx.saved_tensors
     xd, wd, bd = ctx.dtypes
-    grads = [(gx * g_loss).to(xd), (gw * g_loss).to(wd), None, (gb * g_loss).to(bd) if bd is not None else None]
+    # scaled in place: the buffers are this op's own (never handed to the caller), and a copy of grad_W would
+    # double its memory at the peak
+    g = g_loss.to(gx.dtype)
+    grads = [gx.mul_(g).to(xd), gw.mul_(g).to(wd), None, (gb * g_loss).to(bd) if bd is not None else None]
     return (*grads, None, None, None, None, None)
 
 
 @zoo_custom_op("cudal1::fused_linear_cross_entropy", mutates_args=(), backward=_backward, setup_context=_setup,
                fp64_native=True)
 def _flce_op(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None,
-             ignore_index: int, label_smoothing: float, reduction: str, chunk_rows: int, with_grad: bool,
+             ignore_index: int, label_smoothing: float, reduction: str, chunk_size: int, with_grad: bool,
              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     n, v = x.shape[0], weight.shape[0]
     acc = _acc(x.dtype)
-    loss = torch.zeros((), dtype=acc, device=x.device)
-    gx = torch.empty_like(x) if with_grad else x.new_empty(0)
-    gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if with_grad else x.new_empty(0)
-    gb = torch.zeros(v, dtype=acc, device=x.device) if with_grad and bias is not None else x.new_empty(0)
     valid = targets != ignore_index
     count = int(valid.sum()) if reduction == "mean" else 1
     scale = 1.0 / count if count else math.nan
     eps = float(label_smoothing)
-    for start in range(0, n, chunk_rows):
-        xc = x[start:start + chunk_rows]
-        tc, ok = targets[start:start + chunk_rows], valid[start:start + chunk_rows]
-        z = F.linear(xc, weight, bias).to(acc)
-        lse = torch.logsumexp(z, dim=-1)
-        safe_t = torch.where(ok, tc, torch.zeros_like(tc))
-        z_t = z.gather(1, safe_t[:, None]).squeeze(1)
-        row = (1.0 - eps) * (lse - z_t)
+    chunks = [(c, min(c + chunk_size, v)) for c in range(0, v, chunk_size)]
+
+    def logits(c0: int, c1: int) -> torch.Tensor:
+        return F.linear(x, weight[c0:c1], None if bias is None else bias[c0:c1]).to(acc)
+
+    lse = torch.full((n,), -math.inf, dtype=acc, device=x.device)
+    z_t = torch.zeros(n, dtype=acc, device=x.device)
+    z_sum = torch.zeros(n, dtype=acc, device=x.device) if eps else None
+    for c0, c1 in chunks:  # pass 1: statistics
+        z = logits(c0, c1)
+        lse = torch.logaddexp(lse, torch.logsumexp(z, dim=-1))
+        inside = valid & (targets >= c0) & (targets < c1)
+        local = torch.where(inside, targets - c0, torch.zeros_like(targets))
+        z_t += torch.where(inside, z.gather(1, local[:, None]).squeeze(1), torch.zeros_like(z_t))
+        if z_sum is not None:
+            z_sum += z.sum(dim=-1)
+        del z
+    row = (1.0 - eps) * (lse - z_t)
+    if z_sum is not None:
+        row = row + eps * (lse - z_sum / v)
+    loss = torch.where(valid, row, torch.zeros_like(row)).sum() * scale
+    if not with_grad:
+        return loss, x.new_empty(0), x.new_empty(0), x.new_empty(0)
+    gx = torch.zeros(x.shape, dtype=acc, device=x.device)
+    gw = torch.empty_like(weight)
+    gb = torch.empty(v, dtype=acc, device=x.device) if bias is not None else x.new_empty(0)
+    weight_row = (valid.to(acc) * scale)[:, None]
+    for c0, c1 in chunks:  # pass 2: gradients
+        d = logits(c0, c1).sub_(lse[:, None]).exp_()  # softmax, in place of the chunk's logits
+        inside = valid & (targets >= c0) & (targets < c1)
+        local = torch.where(inside, targets - c0, torch.zeros_like(targets))
+        d.scatter_add_(1, local[:, None], (inside.to(acc) * -(1.0 - eps))[:, None])
         if eps:
-            row = row + eps * (lse - z.mean(dim=-1))
-        loss += torch.where(ok, row, torch.zeros_like(row)).sum()
-        if with_grad:
-            d = torch.softmax(z, dim=-1)  # dlogits, in place of the chunk's logits
-            del z
-            d.scatter_add_(1, safe_t[:, None], torch.full_like(d[:, :1], -(1.0 - eps)))
-            if eps:
-                d.sub_(eps / v)
-            d.mul_((ok.to(d.dtype) * scale)[:, None])
-            gx[start:start + chunk_rows] = (d.to(weight.dtype) @ weight).to(x.dtype)
-            gw += d.t() @ xc.to(acc)
-            if bias is not None:
-                gb += d.sum(0)
-    return loss * scale, gx, gw, gb
+            d.sub_(eps / v)
+        d.mul_(weight_row)
+        if bias is not None:
+            gb[c0:c1] = d.sum(0)
+        dl = d.to(x.dtype)
+        del d
+        torch.mm(dl.t(), x, out=gw[c0:c1])
+        gx += dl @ weight[c0:c1]
+    return loss, gx.to(x.dtype), gw, gb
 
 
 @_flce_op.register_fake
-def _(x, weight, targets, bias, ignore_index, label_smoothing, reduction, chunk_rows, with_grad):
+def _(x, weight, targets, bias, ignore_index, label_smoothing, reduction, chunk_size, with_grad):
     acc = _acc(x.dtype)
     loss = x.new_empty((), dtype=acc)
     gx = torch.empty_like(x) if with_grad else x.new_empty(0)
-    gw = x.new_empty(weight.shape, dtype=acc) if with_grad else x.new_empty(0)
+    gw = torch.empty_like(weight) if with_grad else x.new_empty(0)
     gb = x.new_empty(weight.shape[0], dtype=acc) if with_grad and bias is not None else x.new_empty(0)
     return loss, gx, gw, gb
 
@@ -142,13 +165,13 @@ def _(x, weight, targets, bias, ignore_index, label_smoothing, reduction, chunk_
 def fused_linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
                                bias: torch.Tensor | None = None, *, ignore_index: int = -100,
                                label_smoothing: float = 0.0, reduction: str = "mean",
-                               chunk_rows: int | None = None) -> torch.Tensor:
+                               chunk_size: int | None = None) -> torch.Tensor:
     """Cross-entropy of ``x @ weight.T + bias`` against ``targets`` without materialising the logits (see the
     module docstring for shapes, dtypes and options); ``torch.ops.cudal1.fused_linear_cross_entropy``."""
     _check(x, weight, targets, bias, ignore_index, label_smoothing, reduction)
-    rows = chunk_rows if chunk_rows is not None else default_chunk_rows(x.shape[0], x.shape[1], weight.shape[0])
-    if rows < 1:
-        raise ValueError(f"chunk_rows must be >= 1, got {rows}")
+    cols = chunk_size if chunk_size is not None else default_chunk_size(x.shape[0], x.shape[1], weight.shape[0])
+    if cols < 1:
+        raise ValueError(f"chunk_size (vocabulary columns per chunk) must be >= 1, got {cols}")
     with_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
     return call("fused_linear_cross_entropy", x, weight, targets, bias, int(ignore_index), float(label_smoothing),
-                reduction, int(rows), with_grad)[0]
+                reduction, int(cols), with_grad)[0]

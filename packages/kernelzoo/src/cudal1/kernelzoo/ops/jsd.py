@@ -11,8 +11,12 @@ Rows whose ``labels`` equal ``ignore_index`` count 0 and are left out of the mea
 
 Shapes: ``log_q``, ``log_p`` (N, V), same shape and dtype; ``labels`` (N,) int64 or None; fp32, bf16, fp16
 (fp32 math); output per ``reduction``: ``none`` (N,), ``sum``, ``batchmean`` (sum / non-ignored rows).
-One program per row, one pass over the row, no (N, V) temporary. Gradients: the reference's
-vector-Jacobian product (cudal1.kernelzoo.registry).
+One program per row, one pass over the row, no (N, V) temporary.
+
+Backward (CUDA, fp32/bf16/fp16, gradient of ``log_q`` only: the student's): one elementwise pass,
+``dlog_q = w_row * (1 - beta) * Q * (log_q - log M)`` for the mixture (``-P`` for beta 0, ``Q * (log_q - log_p
++ 1)`` for beta 1), ``w_row`` the reduction's weight of the row times the incoming gradient (0 for ignored rows);
+the reference's vector-Jacobian product where ``log_p`` wants a gradient too, or off CUDA.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 
-__all__ = ["CONFIGS", "jsd", "jsd_launch", "jsd_ref"]
+__all__ = ["CONFIGS", "jsd", "jsd_backward_launch", "jsd_launch", "jsd_ref"]
 
 #: BLOCK columns per step, num_warps (untuned)
 CONFIGS = {
@@ -123,7 +127,69 @@ def jsd_launch(log_q: torch.Tensor, log_p: torch.Tensor, beta: float = 0.5, conf
     return out
 
 
-@zoo_custom_op("cudal1::jsd", mutates_args=(), ref=jsd_ref)
+@triton.jit
+def _jsd_bwd_kernel(q_ptr, p_ptr, w_ptr, dq_ptr, n_cols, log_beta, log_1mb, one_m_beta, MODE: tl.constexpr,
+                    BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    offs = row * n_cols + cols
+    lq = tl.load(q_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    lp = tl.load(p_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + row)
+    if MODE == 0:
+        d = -tl.exp(lp)
+    elif MODE == 1:
+        d = tl.exp(lq) * (lq - lp + 1.0)
+    else:
+        a = lp + log_beta
+        b = lq + log_1mb
+        mx = tl.maximum(a, b)
+        log_m = mx + tl.log(tl.exp(a - mx) + tl.exp(b - mx))
+        d = one_m_beta * tl.exp(lq) * (lq - log_m)
+    tl.store(dq_ptr + offs, (w * d).to(dq_ptr.dtype.element_ty), mask=mask)
+
+
+def _row_weights(g: torch.Tensor, n: int, labels: torch.Tensor | None, ignore_index: int,
+                 reduction: str) -> torch.Tensor:
+    """d loss / d row divergence, times the incoming gradient ``g``: (n,) fp32 (no device sync)."""
+    keep = torch.ones(n, dtype=torch.float32, device=g.device) if labels is None else \
+        (labels != ignore_index).to(torch.float32)
+    w = g.to(torch.float32) * keep
+    return w / keep.sum() if reduction == "batchmean" else w
+
+
+def jsd_backward_launch(log_q: torch.Tensor, log_p: torch.Tensor, row_weight: torch.Tensor, beta: float = 0.5,
+                        config: dict | None = None) -> torch.Tensor:
+    """``dlog_q`` (N, V), ``log_q``'s dtype, for per-row weights ``row_weight`` (N,) fp32 (see the module
+    docstring)."""
+    import math
+
+    cfg = config or pick(CONFIGS, log_q.device if log_q.is_cuda else None)
+    lq, lp = log_q.contiguous(), log_p.contiguous()
+    n, v = lq.shape
+    dq = torch.empty_like(lq)
+    if lq.numel():
+        mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
+        block = min(cfg["BLOCK"], triton.next_power_of_2(max(v, 1)))
+        _jsd_bwd_kernel[(n, triton.cdiv(v, block))](
+            lq, lp, row_weight.to(torch.float32).contiguous(), dq, v, math.log(beta) if beta > 0 else 0.0,
+            math.log(1.0 - beta) if beta < 1 else 0.0, 1.0 - beta, MODE=mode, BLOCK=block,
+            num_warps=cfg["num_warps"])
+    return dq
+
+
+def _jsd_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (log_q, log_p, labels, beta, ignore_index, reduction), (g,) = args, grads
+    if g is None or needs[1] or not log_q.is_cuda or log_q.dtype not in (torch.float32, torch.bfloat16,
+                                                                           torch.float16):
+        return None
+    w = _row_weights(g, log_q.shape[0], labels, ignore_index, reduction)
+    return jsd_backward_launch(log_q, log_p, w, beta) if needs[0] else None, None, None, None, None, None
+
+
+@zoo_custom_op("cudal1::jsd", mutates_args=(), ref=jsd_ref, fast_backward=_jsd_backward)
 def _jsd_op(log_q: torch.Tensor, log_p: torch.Tensor, labels: torch.Tensor | None, beta: float, ignore_index: int,
             reduction: str) -> torch.Tensor:
     if not log_q.is_cuda:
@@ -148,4 +214,7 @@ def jsd(log_q: torch.Tensor, log_p: torch.Tensor, labels: torch.Tensor | None = 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_jsd_rows_kernel", {"q_ptr": "*bf16", "p_ptr": "*bf16", "y_ptr": "*fp32",
                                                      "n_cols": "i32", "beta": "fp32", "log_beta": "fp32",
-                                                     "log_1mb": "fp32"}, constexprs={"MODE": 2})]
+                                                     "log_1mb": "fp32"}, constexprs={"MODE": 2}),
+                  TritonKernel("_jsd_bwd_kernel", {"q_ptr": "*bf16", "p_ptr": "*bf16", "w_ptr": "*fp32",
+                                                   "dq_ptr": "*bf16", "n_cols": "i32", "log_beta": "fp32",
+                                                   "log_1mb": "fp32", "one_m_beta": "fp32"}, constexprs={"MODE": 2})]

@@ -8,10 +8,11 @@ Shapes: ``q`` (B, Hq, S, D), ``k`` (B, Hk, S, D) with D even (any strides with a
 e.g. the transposed views attention code makes); ``cos``, ``sin`` either (B or 1, S, D) as a rotary-embedding
 module returns them for given positions, or, with ``position_ids`` (B, S) int64, whole (P, D) tables indexed by
 position. fp32, bf16, fp16 (fp32 math, one rounding at the store; fp64 runs the reference). Outputs
-``(q', k')`` contiguous (B, H, S, D) in the inputs' dtype.
+``(q', k')`` (B, H, S, D) in the inputs' dtype and layout (the transposed view of a (B, S, H, D) projection
+stays such a view; an input whose last dimension is strided gives a contiguous output).
 
-One program per (b, s) position: its cos/sin row is read once and applied to every head of q and of k (one read
-and one write of q and k; the unfused form makes four temporaries per tensor). Gradients: the reference's
+One program per (b, s) position: its cos/sin row is read once and applied to every head of q and of k, a
+(heads, D/2) tile at a time (one read and one write of q and k; the unfused form makes four temporaries per tensor). Gradients: the reference's
 vector-Jacobian product (cudal1.kernelzoo.registry): for q and k a rotation by -sin; also for cos and sin.
 """
 
@@ -26,12 +27,13 @@ from ..registry import call, zoo_custom_op
 
 __all__ = ["CONFIGS", "rope_qk", "rope_qk_launch", "rope_qk_ref"]
 
-#: num_warps per program (one program per position; BLOCK = D / 2 rounded up to a power of two)
+#: num_warps per program (one program per position; BLOCK = D / 2 rounded up to a power of two); TILE: elements
+#: of a (heads, BLOCK) step, so BLOCK_H = TILE / BLOCK heads are rotated at once
 CONFIGS = {
-    "sm80": {"num_warps": 4},
-    "sm86": {"num_warps": 4},
-    "sm89": {"num_warps": 4},
-    "sm90": {"num_warps": 4},
+    "sm80": {"num_warps": 4, "TILE": 2048},
+    "sm86": {"num_warps": 4, "TILE": 2048},
+    "sm89": {"num_warps": 4, "TILE": 2048},
+    "sm90": {"num_warps": 4, "TILE": 2048},
 }
 check_table(CONFIGS, "rope_qk")
 
@@ -57,18 +59,25 @@ def rope_qk_ref(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.
 
 
 @triton.jit
-def _rotate(src, dst, half, cols, mask, c1, c2, s1, s2):
-    """One head's row: ``dst[:h] = x1 * c1 - x2 * s1``, ``dst[h:] = x2 * c2 + x1 * s2`` (fp32 math)."""
-    x1 = tl.load(src + cols, mask=mask, other=0.0).to(tl.float32)
-    x2 = tl.load(src + half + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(dst + cols, (x1 * c1 - x2 * s1).to(dst.dtype.element_ty), mask=mask)
-    tl.store(dst + half + cols, (x2 * c2 + x1 * s2).to(dst.dtype.element_ty), mask=mask)
+def _rotate_heads(src, dst, n_heads, s_h, o_h, half, cols, cmask, c1, c2, s1, s2, BLOCK_H: tl.constexpr):
+    """Every head of one position, BLOCK_H heads per step: ``dst[:h] = x1 * c1 - x2 * s1``,
+    ``dst[h:] = x2 * c2 + x1 * s2`` (fp32 math; ``s_h``, ``o_h`` the head strides of source and output)."""
+    for h0 in range(0, n_heads, BLOCK_H):
+        hs = h0 + tl.arange(0, BLOCK_H)
+        m = (hs < n_heads)[:, None] & cmask[None, :]
+        ps = src + hs[:, None] * s_h + cols[None, :]
+        x1 = tl.load(ps, mask=m, other=0.0).to(tl.float32)
+        x2 = tl.load(ps + half, mask=m, other=0.0).to(tl.float32)
+        pd = dst + hs[:, None] * o_h + cols[None, :]
+        tl.store(pd, (x1 * c1[None, :] - x2 * s1[None, :]).to(dst.dtype.element_ty), mask=m)
+        tl.store(pd + half, (x2 * c2[None, :] + x1 * s2[None, :]).to(dst.dtype.element_ty), mask=m)
 
 
 @triton.jit
 def _rope_qk_kernel(q_ptr, k_ptr, cos_ptr, sin_ptr, pos_ptr, qo_ptr, ko_ptr, S, HQ, HK, half,
-                    q_sb, q_sh, q_ss, k_sb, k_sh, k_ss, cs_sb, cs_ss,
-                    HAS_POS: tl.constexpr, BLOCK: tl.constexpr, BACKWARD: tl.constexpr = False):
+                    q_sb, q_sh, q_ss, k_sb, k_sh, k_ss, qo_sb, qo_sh, qo_ss, ko_sb, ko_sh, ko_ss, cs_sb, cs_ss,
+                    HAS_POS: tl.constexpr, BLOCK: tl.constexpr, BLOCK_H: tl.constexpr,
+                    BACKWARD: tl.constexpr = False):
     pid = tl.program_id(0).to(tl.int64)
     b = pid // S
     s = pid % S
@@ -85,13 +94,16 @@ def _rope_qk_kernel(q_ptr, k_ptr, cos_ptr, sin_ptr, pos_ptr, qo_ptr, ko_ptr, S, 
     s2 = tl.load(sin_ptr + cs + half + cols, mask=mask, other=0.0).to(tl.float32)
     if BACKWARD:  # the transposed rotation
         s1, s2 = -s2, -s1
-    d = 2 * half
-    for h in range(0, HQ):
-        _rotate(q_ptr + b * q_sb + h * q_sh + s * q_ss, qo_ptr + ((b * HQ + h) * S + s) * d, half, cols, mask,
-                c1, c2, s1, s2)
-    for h in range(0, HK):
-        _rotate(k_ptr + b * k_sb + h * k_sh + s * k_ss, ko_ptr + ((b * HK + h) * S + s) * d, half, cols, mask,
-                c1, c2, s1, s2)
+    _rotate_heads(q_ptr + b * q_sb + s * q_ss, qo_ptr + b * qo_sb + s * qo_ss, HQ, q_sh, qo_sh, half, cols, mask,
+                  c1, c2, s1, s2, BLOCK_H)
+    _rotate_heads(k_ptr + b * k_sb + s * k_ss, ko_ptr + b * ko_sb + s * ko_ss, HK, k_sh, ko_sh, half, cols, mask,
+                  c1, c2, s1, s2, BLOCK_H)
+
+
+def _out_like(t: torch.Tensor) -> torch.Tensor:
+    """The output of ``t``'s rotation: ``t``'s own layout where its last dimension is contiguous (the (B, H, S,
+    D) view of a (B, S, H, D) projection stays that view: coalesced reads and writes), else contiguous."""
+    return torch.empty_like(t if t.stride(-1) == 1 else t.contiguous())
 
 
 def _check(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
@@ -134,18 +146,20 @@ def rope_qk_launch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: tor
         k = k.contiguous()
     cos, sin = cos.contiguous(), sin.contiguous()
     b, hq, s, d = q.shape
-    qo = torch.empty((b, hq, s, d), dtype=q.dtype, device=q.device)
-    ko = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+    qo, ko = _out_like(q), _out_like(k)
     if q.numel() == 0 and k.numel() == 0:
         return qo, ko
     has_pos = position_ids is not None
     pos = position_ids.contiguous() if has_pos else cos
     cs_sb = 0 if has_pos or cos.shape[0] == 1 else cos.stride(0)
     cs_ss = cos.stride(0) if has_pos else cos.stride(1)
+    block = triton.next_power_of_2(max(d // 2, 1))
+    block_h = min(triton.next_power_of_2(max(hq, k.shape[1], 1)), max(1, cfg["TILE"] // block))
     _rope_qk_kernel[(b * s,)](q, k, cos, sin, pos, qo, ko, s, hq, k.shape[1], d // 2,
                               q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
-                              cs_sb, cs_ss, HAS_POS=has_pos, BLOCK=triton.next_power_of_2(max(d // 2, 1)),
-                              BACKWARD=backward, num_warps=cfg["num_warps"])
+                              qo.stride(0), qo.stride(1), qo.stride(2), ko.stride(0), ko.stride(1), ko.stride(2),
+                              cs_sb, cs_ss, HAS_POS=has_pos, BLOCK=block, BLOCK_H=block_h, BACKWARD=backward,
+                              num_warps=cfg["num_warps"])
     return qo, ko
 
 
@@ -165,13 +179,13 @@ def _rope_qk_op(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.
                 position_ids: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
     if not q.is_cuda:
         qo, ko = rope_qk_ref(q, k, cos, sin, position_ids)
-        return qo.contiguous(), ko.contiguous()
+        return _out_like(q).copy_(qo), _out_like(k).copy_(ko)
     return rope_qk_launch(q, k, cos, sin, position_ids)
 
 
 @_rope_qk_op.register_fake
 def _(q, k, cos, sin, position_ids):
-    return q.new_empty(q.shape), k.new_empty(k.shape)
+    return _out_like(q), _out_like(k)
 
 
 def rope_qk(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
@@ -187,5 +201,6 @@ TRITON_KERNELS = [TritonKernel(
     "_rope_qk_kernel",
     {"q_ptr": "*bf16", "k_ptr": "*bf16", "cos_ptr": "*bf16", "sin_ptr": "*bf16", "pos_ptr": "*i64", "qo_ptr": "*bf16",
      "ko_ptr": "*bf16", "S": "i32", "HQ": "i32", "HK": "i32", "half": "i32", "q_sb": "i64", "q_sh": "i64",
-     "q_ss": "i64", "k_sb": "i64", "k_sh": "i64", "k_ss": "i64", "cs_sb": "i64", "cs_ss": "i64"},
-    constexprs={"HAS_POS": True, "BLOCK": 64, "BACKWARD": False})]
+     "q_ss": "i64", "k_sb": "i64", "k_sh": "i64", "k_ss": "i64", "qo_sb": "i64", "qo_sh": "i64", "qo_ss": "i64",
+     "ko_sb": "i64", "ko_sh": "i64", "ko_ss": "i64", "cs_sb": "i64", "cs_ss": "i64"},
+    constexprs={"HAS_POS": True, "BLOCK": 64, "BLOCK_H": 32, "BACKWARD": False})]
