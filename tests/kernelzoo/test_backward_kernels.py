@@ -227,3 +227,27 @@ def test_fused_cross_entropy_backward_scales_by_the_incoming_gradient(g):
     z2 = z.detach().clone().requires_grad_(True)
     (g * torch.nn.functional.cross_entropy(z2, t)).backward()
     torch.testing.assert_close(z.grad, z2.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_gradient_buffers_handed_out_are_recomputed_on_a_second_backward():
+    """The fused losses hand their gradient buffers to autograd (no copy); a second backward of the same graph
+    (retain_graph) must recompute them, not return what the first caller may have changed."""
+    from cudal1.kernelzoo import cross_entropy, fused_linear_cross_entropy
+
+    z = torch.randn(5, 9, dtype=torch.float64, requires_grad=True)
+    t = torch.tensor([1, -100, 8, 0, 4])
+    loss = cross_entropy(z, t)
+    loss.backward(retain_graph=True)
+    first = z.grad.clone()
+    z.grad.mul_(100)  # the handed-out buffer, changed by its new owner
+    z.grad = None
+    loss.backward()
+    torch.testing.assert_close(z.grad, first)
+    x, w = torch.randn(5, 4, dtype=torch.float64, requires_grad=True), torch.randn(9, 4, dtype=torch.float64)
+    loss = fused_linear_cross_entropy(x, w, t)
+    loss.backward(retain_graph=True)
+    first = x.grad.clone()
+    x.grad.zero_()
+    x.grad = None
+    loss.backward()
+    torch.testing.assert_close(x.grad, first)

@@ -117,7 +117,12 @@ def _torch_path(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int, 
 
 
 def _setup(ctx, inputs, output) -> None:
-    ctx.save_for_backward(output[1])
+    # the gradient buffer is this op's own: held on ctx (not a saved tensor) and handed to autograd as the
+    # gradient itself, so it is not copied (see fused_linear_cross_entropy); non-differentiable: no cycle
+    ctx.mark_non_differentiable(output[1])
+    ctx.buffer = output[1]
+    ctx.save_for_backward(inputs[0], inputs[1])  # to recompute on a second backward
+    ctx.options = inputs[2:]
     ctx.with_grad = inputs[-1]
     ctx.dtype = inputs[0].dtype
 
@@ -126,9 +131,13 @@ def _backward(ctx, g_loss, _g_unused):
     if not ctx.with_grad:
         raise RuntimeError("cross_entropy_fused was run without its gradient (with_grad=False) but is being "
                            "differentiated: call cudal1.kernelzoo.cross_entropy")
-    (dx,) = ctx.saved_tensors
+    if ctx.buffer is None:  # a second backward (retain_graph): the first handed the buffer out; recompute it
+        logits, targets = ctx.saved_tensors
+        with torch.no_grad():
+            ctx.buffer = _ce_fused_impl(logits, targets, *ctx.options)[1]
+    dx, ctx.buffer = ctx.buffer, None
     if not bool(g_loss == 1):  # the usual loss.backward(): dx is the gradient as it stands
-        dx.mul_(g_loss.to(dx.dtype))  # in place: the buffer is this op's own, never handed out
+        dx.mul_(g_loss.to(dx.dtype))  # in place: the buffer is this op's own, never handed out before
     return dx.to(ctx.dtype), None, None, None, None, None
 
 
@@ -136,6 +145,11 @@ def _backward(ctx, g_loss, _g_unused):
                setup_context=_setup)
 def _ce_fused_op(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int, label_smoothing: float,
                  reduction: str, with_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    return _ce_fused_impl(logits, targets, ignore_index, label_smoothing, reduction, with_grad)
+
+
+def _ce_fused_impl(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int, label_smoothing: float,
+                   reduction: str, with_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
     if logits.is_cuda and logits.dtype in _KERNEL_DTYPES:
         return cross_entropy_fused_launch(logits, targets, ignore_index, label_smoothing, reduction, with_grad)
     return _torch_path(logits, targets, ignore_index, label_smoothing, reduction, with_grad)

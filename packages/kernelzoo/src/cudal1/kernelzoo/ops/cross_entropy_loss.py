@@ -22,6 +22,7 @@ from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._index import check_index_range
 from ._loss_rows import CONFIGS, config_for, row_block
+from .cross_entropy_fused import cross_entropy_fused
 
 __all__ = ["CONFIGS", "cross_entropy", "cross_entropy_loss", "cross_entropy_loss_backward_launch",
            "cross_entropy_loss_launch", "cross_entropy_loss_ref"]
@@ -177,8 +178,6 @@ def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, ignore_index: 
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must lie in [0, 1], got {label_smoothing}")
     if reduction != "none":
-        from .cross_entropy_fused import cross_entropy_fused
-
         _check(logits, targets, ignore_index)
         return cross_entropy_fused(logits, targets, ignore_index, label_smoothing, reduction)
     rows = cross_entropy_loss(logits, targets, ignore_index)
