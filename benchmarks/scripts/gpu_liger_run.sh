@@ -3,6 +3,7 @@
 #   bash benchmarks/scripts/gpu_liger_run.sh tests   # per-dtype forward/backward of every op, the backward kernels
 #   bash benchmarks/scripts/gpu_liger_run.sh ops     # bench_vs_liger.py ops   -> $OUT/liger-ops.json
 #   bash benchmarks/scripts/gpu_liger_run.sh train   # bench_vs_liger.py train -> $OUT/liger-train.json
+#   bash benchmarks/scripts/gpu_liger_run.sh tune    # tune_llm_kernels.py      -> $OUT/tune-llm.json
 # Runs with the device machine's python3 and the workspace's src folders on PYTHONPATH; writes under $OUT.
 set -u
 : "${OUT:=/tmp/cudal1-out}"
@@ -22,6 +23,10 @@ for phase in "$@"; do
       timeout "${OPS_S:-420}" python3 benchmarks/scripts/bench_vs_liger.py ops --out "$OUT/liger-ops.json" ${ONLY:+--only $ONLY} \
         > "$OUT/liger-ops.txt" 2>&1
       echo "ops rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep -v "^ " "$OUT/liger-ops.txt" | tail -60 ;;
+    tune)
+      timeout "${TUNE_S:-200}" python3 benchmarks/scripts/tune_llm_kernels.py --out "$OUT/tune-llm.json" \
+        > "$OUT/tune-llm.txt" 2>&1
+      echo "tune rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep best "$OUT/tune-llm.txt" ;;
     train)
       timeout "${TRAIN_S:-400}" python3 benchmarks/scripts/bench_vs_liger.py train --out "$OUT/liger-train.json" \
         > "$OUT/liger-train.txt" 2>&1

@@ -96,3 +96,21 @@ def test_low_precision_inputs_stay_close_to_the_fp32_reference(dtype):
     assert xl.grad.dtype == dtype and wl.grad.dtype == dtype
     torch.testing.assert_close(xl.grad.float(), xr.grad, rtol=tol * 4, atol=tol)
     torch.testing.assert_close(wl.grad.float(), wr.grad, rtol=tol * 4, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("smoothing, reduction, chunk", [(0.0, "mean", 4), (0.2, "sum", 5), (0.1, "mean", 13)])
+def test_the_triton_path_matches_the_reference(dtype, smoothing, reduction, chunk):
+    """The CUDA path's two kernels (Triton's interpreter on a CPU-only machine), against the fp64 reference."""
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    x, w, b, t = inputs()
+    args = [a.to(dev, dtype) for a in (x, w, b)]
+    loss, gx, gw, gb = flce_mod._flce_triton(args[0], args[1], t.to(dev), args[2], -100, smoothing, reduction, chunk,
+                                             True)
+    refs = [p.clone().requires_grad_(True) for p in (x, w, b)]
+    want = fused_linear_cross_entropy_ref(refs[0], refs[1], t, refs[2], label_smoothing=smoothing, reduction=reduction)
+    want.backward()
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
+    torch.testing.assert_close(loss.double().cpu(), want.detach(), **tol)
+    for got, ref in zip((gx, gw, gb), refs, strict=True):
+        torch.testing.assert_close(got.double().cpu(), ref.grad, **tol)

@@ -85,7 +85,9 @@ def test_layer_norm_kernel(shape, family):
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("family", list(arch.CAPABILITY))
-def test_rms_norm_kernel(shape, family):
+@pytest.mark.parametrize("one_tile_max", [16384, 16])  # rows whole in registers; rows looped in 2 passes
+def test_rms_norm_kernel(shape, family, one_tile_max, monkeypatch):
+    monkeypatch.setattr(rms_norm, "ONE_TILE_MAX", one_tile_max)
     x = rnd(shape, 8)
     w = rnd(shape[-1:], 9, 1.0)
     cfg = dict(rms_norm.CONFIGS[family], BLOCK=min(rms_norm.CONFIGS[family]["BLOCK"], 256))

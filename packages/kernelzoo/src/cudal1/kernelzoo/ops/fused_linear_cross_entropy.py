@@ -27,6 +27,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .._triton import tl, triton
+from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._index import check_index_range
 
@@ -111,6 +113,102 @@ def _backward(ctx, g_loss, *_unused):
     return (*grads, None, None, None, None, None)
 
 
+@triton.jit
+def _flce_stats_kernel(z_ptr, t_ptr, m_ptr, s_ptr, zt_ptr, zs_ptr, n_cols, c0, ignore_index, SMOOTH: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    """Pass 1 on one chunk's logits (N, C): fold the row's max and sum of exp into the running ones, pick the
+    target's logit where it falls in the chunk, add the row sum (label smoothing)."""
+    row = tl.program_id(0).to(tl.int64)
+    base = row * n_cols
+    m = tl.max(tl.full([BLOCK], float("-inf"), tl.float32), 0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    zs = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        z = tl.load(z_ptr + base + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(z, 0))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        acc = acc * tl.exp(m - m_safe) + tl.exp(z - m_safe)
+        if SMOOTH:
+            zs += tl.where(mask, z, 0.0)
+        m = m_new
+    s_c = tl.sum(acc, 0)
+    m_run = tl.load(m_ptr + row)
+    s_run = tl.load(s_ptr + row)
+    m_new = tl.maximum(m_run, m)
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    tl.store(s_ptr + row, s_run * tl.exp(m_run - m_safe) + s_c * tl.exp(m - m_safe))
+    tl.store(m_ptr + row, m_new)
+    t = tl.load(t_ptr + row).to(tl.int64)
+    inside = (t != ignore_index) & (t >= c0) & (t < c0 + n_cols)
+    if inside:
+        tl.store(zt_ptr + row, tl.load(z_ptr + base + (t - c0)).to(tl.float32))
+    if SMOOTH:
+        tl.store(zs_ptr + row, tl.load(zs_ptr + row) + tl.sum(zs, 0))
+
+
+@triton.jit
+def _flce_grad_kernel(z_ptr, t_ptr, lse_ptr, w_ptr, n_cols, c0, one_m_eps, eps_over_v, BLOCK: tl.constexpr):
+    """Pass 2 on one chunk's logits (N, C), in place: ``z <- w_row * (softmax - (1 - eps) * onehot - eps / V)``."""
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    offs = row * n_cols + cols
+    z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    lse = tl.load(lse_ptr + row)
+    w = tl.load(w_ptr + row)
+    t = tl.load(t_ptr + row).to(tl.int64)
+    d = tl.exp(z - lse) - tl.where(cols + c0 == t, one_m_eps, 0.0) - eps_over_v
+    tl.store(z_ptr + offs, (w * d).to(z_ptr.dtype.element_ty), mask=mask)
+
+
+_KERNEL_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+_BLOCK = 2048
+
+
+def _flce_triton(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None,
+                 ignore_index: int, label_smoothing: float, reduction: str, chunk_size: int, with_grad: bool,
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The CUDA path: the same two passes, each chunk's logits kept in the input dtype (as eager's) and reduced by
+    the two kernels above (no fp32 copy of a chunk)."""
+    n, v = x.shape[0], weight.shape[0]
+    f32 = torch.float32
+    valid = targets != ignore_index
+    scale = 1.0 / valid.sum().to(f32) if reduction == "mean" else torch.ones((), dtype=f32, device=x.device)
+    eps = float(label_smoothing)
+    chunks = [(c, min(c + chunk_size, v)) for c in range(0, v, chunk_size)]
+    tc = targets.contiguous()
+    m = torch.full((n,), -math.inf, dtype=f32, device=x.device)
+    s, z_t, z_sum = (torch.zeros(n, dtype=f32, device=x.device) for _ in range(3))
+    for c0, c1 in chunks:
+        z = F.linear(x, weight[c0:c1], None if bias is None else bias[c0:c1])
+        _flce_stats_kernel[(n,)](z, tc, m, s, z_t, z_sum, c1 - c0, c0, ignore_index, SMOOTH=bool(eps),
+                                 BLOCK=min(_BLOCK, triton.next_power_of_2(c1 - c0)), num_warps=8)
+        del z
+    lse = m + torch.log(s)
+    row = (1.0 - eps) * (lse - z_t)
+    if eps:
+        row = row + eps * (lse - z_sum / v)
+    loss = torch.where(valid, row, torch.zeros_like(row)).sum() * scale
+    if not with_grad:
+        return loss, x.new_empty(0), x.new_empty(0), x.new_empty(0)
+    gx = torch.zeros(x.shape, dtype=f32, device=x.device)
+    gw = torch.empty_like(weight)
+    gb = torch.empty(v, dtype=f32, device=x.device) if bias is not None else x.new_empty(0)
+    w_row = (valid.to(f32) * scale).contiguous()
+    for c0, c1 in chunks:
+        d = F.linear(x, weight[c0:c1], None if bias is None else bias[c0:c1])
+        block = min(_BLOCK, triton.next_power_of_2(c1 - c0))
+        _flce_grad_kernel[(n, triton.cdiv(c1 - c0, block))](d, tc, lse, w_row, c1 - c0, c0, 1.0 - eps, eps / v,
+                                                            BLOCK=block, num_warps=8)
+        if bias is not None:
+            gb[c0:c1] = d.sum(0, dtype=f32)
+        torch.mm(d.t(), x, out=gw[c0:c1])
+        gx += d @ weight[c0:c1]
+    return loss, gx.to(x.dtype), gw, gb
+
+
 @zoo_custom_op("cudal1::fused_linear_cross_entropy", mutates_args=(), backward=_backward, setup_context=_setup,
                fp64_native=True)
 def _flce_op(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None,
@@ -123,6 +221,9 @@ def _flce_impl(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bia
                ignore_index: int, label_smoothing: float, reduction: str, chunk_size: int, with_grad: bool,
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The loss and (with_grad) the gradient buffers: see the module docstring."""
+    if x.is_cuda and x.dtype in _KERNEL_DTYPES:
+        return _flce_triton(x, weight, targets, bias, ignore_index, label_smoothing, reduction, chunk_size,
+                            with_grad)
     n, v = x.shape[0], weight.shape[0]
     acc = _acc(x.dtype)
     valid = targets != ignore_index
@@ -196,3 +297,15 @@ def fused_linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, targets: t
     with_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
     return call("fused_linear_cross_entropy", x, weight, targets, bias, int(ignore_index), float(label_smoothing),
                 reduction, int(cols), with_grad)[0]
+
+
+#: for ``python -m cudal1.kernelzoo.compile_targets``
+CONFIGS = {family: {"num_warps": 8} for family in ("sm80", "sm86", "sm89", "sm90")}
+TRITON_KERNELS = [
+    TritonKernel("_flce_stats_kernel", {"z_ptr": "*bf16", "t_ptr": "*i64", "m_ptr": "*fp32", "s_ptr": "*fp32",
+                                        "zt_ptr": "*fp32", "zs_ptr": "*fp32", "n_cols": "i32", "c0": "i32",
+                                        "ignore_index": "i32"}, constexprs={"SMOOTH": False, "BLOCK": _BLOCK}),
+    TritonKernel("_flce_grad_kernel", {"z_ptr": "*bf16", "t_ptr": "*i64", "lse_ptr": "*fp32", "w_ptr": "*fp32",
+                                       "n_cols": "i32", "c0": "i32", "one_m_eps": "fp32", "eps_over_v": "fp32"},
+                 constexprs={"BLOCK": _BLOCK}),
+]

@@ -1,7 +1,8 @@
 """RMS norm over the last dimension: ``y = x / sqrt(mean(x^2) + eps) * weight``.
 
 Shapes: ``x`` (..., N), ``weight`` (N,); float32 (statistics in fp32); output like ``x``. One program per
-row: a sum-of-squares pass and a write pass (two reads, one write). CUDA C (``rms_norm_launch_cuda``,
+row: rows up to ``ONE_TILE_MAX`` columns held whole in registers (one read, one write), longer ones in a
+sum-of-squares pass and a write pass (two reads, one write). CUDA C (``rms_norm_launch_cuda``,
 float32): one block per row held in registers where it fits (one read, one write). Backward: the shared row-norm
 backward kernel (``_norm_backward``; fp32/bf16/fp16 rows up to its MAX_N on CUDA), the reference's VJP elsewhere.
 """
@@ -41,21 +42,33 @@ def rms_norm_ref(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> to
 
 
 @triton.jit
-def _rms_norm_kernel(x_ptr, w_ptr, y_ptr, n_cols, eps, BLOCK: tl.constexpr):
+def _rms_norm_kernel(x_ptr, w_ptr, y_ptr, n_cols, eps, BLOCK: tl.constexpr, ONE_TILE: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)
     base = row * n_cols
-    acc = tl.zeros([BLOCK], tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + base + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-        acc += x * x
-    rstd = 1.0 / tl.sqrt(tl.sum(acc, 0) / n_cols + eps)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
+    if ONE_TILE:  # the whole row in registers: one read
+        cols = tl.arange(0, BLOCK)
         mask = cols < n_cols
         x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, 0) / n_cols + eps)
         w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
         tl.store(y_ptr + base + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        acc = tl.zeros([BLOCK], tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + base + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+            acc += x * x
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, 0) / n_cols + eps)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            mask = cols < n_cols
+            x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+            w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+            tl.store(y_ptr + base + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+#: longest row the Triton kernel keeps whole in registers (one read); longer rows take two passes
+ONE_TILE_MAX = 16384
 
 
 def rms_norm_launch(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, config: dict | None = None) -> torch.Tensor:
@@ -67,9 +80,12 @@ def rms_norm_launch(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, co
     xc = x.contiguous()
     y = torch.empty_like(xc)
     if xc.numel():
-        block = min(cfg["BLOCK"], triton.next_power_of_2(n_cols))
-        _rms_norm_kernel[(xc.numel() // n_cols,)](xc, weight.contiguous(), y, n_cols, eps, BLOCK=block,
-                                                 num_warps=cfg["num_warps"])
+        whole = triton.next_power_of_2(n_cols)
+        one = whole <= ONE_TILE_MAX
+        block = whole if one else cfg["BLOCK"]
+        warps = min(32, max(cfg["num_warps"], block // 512)) if one else cfg["num_warps"]
+        _rms_norm_kernel[(xc.numel() // n_cols,)](xc, weight.contiguous(), y, n_cols, eps, BLOCK=block, ONE_TILE=one,
+                                                 num_warps=warps)
     return y
 
 
@@ -139,7 +155,10 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     return call("rms_norm", x, weight, eps)
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"}),
+TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"},
+                               constexprs={"ONE_TILE": False}),
+                  TritonKernel("_rms_norm_kernel", {"x_ptr": "*bf16", "w_ptr": "*bf16", "y_ptr": "*bf16", "n_cols": "i32", "eps": "fp32"},
+                               constexprs={"ONE_TILE": True}),
                   backward_kernel(rms=True)]
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]
