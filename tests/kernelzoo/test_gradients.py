@@ -167,6 +167,16 @@ def test_a_differentiable_op_must_say_how_it_differentiates():
         zoo_custom_op("cudal1::test_mutating", mutates_args=("out",), ref=lambda out: out)
 
 
+def test_eager_calls_carry_the_registered_gradient_in_a_light_function():
+    """Eager calls with grad use an autograd.Function built from the op's registered setup_context and backward
+    (the custom op's own autograd wrapper costs ~0.26 ms of host time each way on the H100)."""
+    x = torch.randn(3, 8, requires_grad=True)
+    y = call("rms_norm", x, torch.ones(8), 1e-6)
+    assert type(y.grad_fn).__name__.startswith("ZooOp_rms_norm")
+    y = call("rms_norm", x, torch.ones(8), eps=1e-6)  # keywords: the registered op itself
+    assert "cudal1_rms_norm" in type(y.grad_fn).__name__
+
+
 def test_gradients_under_torch_compile_use_the_same_backward():
     x = torch.randn(4, 7, dtype=D, requires_grad=True)
     w = torch.randn(7, dtype=D, requires_grad=True)

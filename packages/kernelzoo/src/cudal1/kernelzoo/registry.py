@@ -3,10 +3,11 @@
 Every op is a custom op ``torch.ops.cudal1.<name>`` (with a fake implementation), so ``torch.compile``
 traces through it. Dispatching a custom op costs tens of microseconds of host time per call (measured on
 the H100: 64 us for ``torch.ops.cudal1.relu`` against 39 us for its launcher;
-benchmarks/scripts/launch_overhead.py), which shows in a 1.5 ms op timed from the host. So the public
-functions call the op's implementation directly in eager mode when no gradient is wanted, and the registered
-op while ``torch.compile`` traces or when an input requires grad (:func:`call`). Both run the same function;
-only the dispatch differs.
+benchmarks/scripts/launch_overhead.py), which shows in a 1.5 ms op timed from the host, and its autograd
+wrapper about 0.26 ms more each way. So the public functions call the op's implementation directly in eager
+mode when no gradient is wanted, an ``autograd.Function`` carrying the op's registered ``setup_context`` and
+backward when an input requires grad, and the registered op while ``torch.compile`` traces (:func:`call`).
+All three run the same implementation and the same gradient; only the dispatch differs.
 
 Gradients. Each op declares one of:
 
@@ -44,6 +45,7 @@ _REF: dict[str, Callable[..., Any]] = {}
 _PARAMS: dict[str, tuple[str, ...]] = {}
 _FP64_NATIVE: set[str] = set()
 _FAST_BWD: set[str] = set()
+_AUTOGRAD: dict[str, type[torch.autograd.Function]] = {}
 
 #: parameters that take integer tensors; every other tensor argument of a zoo op must be floating point
 INDEX_PARAMS = frozenset({"ids", "targets", "y", "position_ids", "labels"})
@@ -86,19 +88,40 @@ def zoo_custom_op(qualname: str, *, mutates_args: Iterable[str] | str, ref: Call
             _REF[name] = ref
         if not differentiable:
             _NO_GRAD.add(name)
-        elif backward is not None and setup_context is not None:
-            op.register_autograd(backward, setup_context=setup_context)
-            _FAST_BWD.add(name)
-        elif fast_backward is not None:
-            save, bwd = kernel_backward(ref, fast_backward)
-            op.register_autograd(bwd, setup_context=save)
-            _FAST_BWD.add(name)
         else:
-            save, vjp = reference_backward(ref)
-            op.register_autograd(vjp, setup_context=save)
+            if backward is not None and setup_context is not None:
+                save, bwd = setup_context, backward
+                _FAST_BWD.add(name)
+            elif fast_backward is not None:
+                save, bwd = kernel_backward(ref, fast_backward)
+                _FAST_BWD.add(name)
+            else:
+                save, bwd = reference_backward(ref)
+            op.register_autograd(bwd, setup_context=save)
+            _AUTOGRAD[name] = _eager_function(name, fn, save, bwd)
         return op
 
     return deco
+
+
+def _eager_function(name: str, impl: Callable[..., Any], setup_context: Callable[..., None],
+                    backward: Callable[..., Any]) -> type[torch.autograd.Function]:
+    """The eager-mode carrier of op ``name``'s gradient: an ``autograd.Function`` running the op's implementation,
+    then the *same* ``setup_context`` and ``backward`` that are registered with ``register_autograd`` (one
+    gradient definition). Its dispatch costs a fraction of the custom op's autograd wrapper (measured on the H100:
+    about 0.26 ms of host time each way for ``torch.ops.cudal1.rms_norm``, more than the kernels themselves;
+    benchmarks/results/2026-11-25-zoo-vs-liger-h100)."""
+
+    def forward(ctx: Any, *args: Any) -> Any:
+        out = impl(*args)
+        setup_context(ctx, args, out)
+        return out
+
+    def bwd(ctx: Any, *grads: Any) -> Any:
+        return backward(ctx, *grads)
+
+    return type(f"ZooOp_{name}", (torch.autograd.Function,), {"forward": staticmethod(forward),
+                                                               "backward": staticmethod(bwd)})
 
 
 _SAVED = object()  # marks a tensor argument's place (saved for backward) in a layout of arguments
@@ -111,6 +134,7 @@ def reference_backward(ref: Callable[..., Any]) -> tuple[Callable[..., None], Ca
     Floating-point tensor inputs get gradients; other inputs (integer ids, sizes, flags) get None."""
 
     def setup_context(ctx: Any, inputs: Sequence[Any], output: Any) -> None:
+        ctx.set_materialize_grads(False)  # an output without a gradient gets None, not a tensor of zeros
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         ctx.save_for_backward(*tensors)
         ctx.layout = [_SAVED if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -200,8 +224,9 @@ def _inspect(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[bo
 
 
 def call(name: str, *args: Any, **kwargs: Any) -> Any:
-    """Run zoo op ``name``: the registered ``torch.ops.cudal1.<name>`` while ``torch.compile`` traces or when an
-    input requires grad (the op's registered backward), its implementation directly otherwise. Raises
+    """Run zoo op ``name``: the registered ``torch.ops.cudal1.<name>`` while ``torch.compile`` traces, an
+    ``autograd.Function`` with the op's registered gradient when an input requires grad, its implementation
+    directly otherwise. Raises
     :class:`NoGradientError` for an op without a gradient called on an input that requires grad, TypeError for
     a non-floating tensor where the op takes floats, ValueError for tensors on different devices."""
     wants_grad, fp64_cuda = _inspect(name, args, kwargs)
@@ -214,8 +239,12 @@ def call(name: str, *args: Any, **kwargs: Any) -> Any:
         raise NoGradientError(
             f"cudal1 op {name} has no gradient, but an input requires grad: call it under torch.no_grad(), or "
             f"pass .detach()ed inputs if no gradient should flow through it")
-    if wants_grad or torch.compiler.is_compiling():
+    if torch.compiler.is_compiling():
         return getattr(torch.ops.cudal1, name)(*args, **kwargs)
+    if wants_grad:
+        if kwargs or len(args) != len(_PARAMS[name]):  # the Function takes every argument, positionally
+            return getattr(torch.ops.cudal1, name)(*args, **kwargs)
+        return _AUTOGRAD[name].apply(*args)
     return _EAGER[name](*args, **kwargs)
 
 

@@ -113,9 +113,13 @@ def norm_backward_launch(x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
         programs = sms * cfg["PROGRAMS_PER_SM"]
     programs = max(1, min(programs, n_rows))
-    dwp = torch.zeros((programs, n_cols), dtype=torch.float32, device=x.device)
-    dbp = torch.zeros((programs, n_cols), dtype=torch.float32, device=x.device) if bias else dwp
-    if n_rows and n_cols:
+    # every program writes its whole row of partials (n_rows >= programs): no zero fill needed
+    dwp = torch.empty((programs, n_cols), dtype=torch.float32, device=x.device)
+    dbp = torch.empty((programs, n_cols), dtype=torch.float32, device=x.device) if bias else dwp
+    if not (n_rows and n_cols):
+        dwp.zero_()
+        dbp.zero_()
+    else:
         dhc = dh.contiguous() if dh is not None else xc
         _norm_bwd_kernel[(programs,)](xc, weight.contiguous(), dyc, dhc, dx, dwp, dbp, n_rows, n_cols, eps,
                                       RMS=rms, HAS_DH=dh is not None, HAS_B=bias, BLOCK_N=block_n,

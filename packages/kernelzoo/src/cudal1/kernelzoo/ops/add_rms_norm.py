@@ -100,6 +100,7 @@ def _norm_of(h: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 def _setup(ctx, inputs, output) -> None:
     _x, _residual, weight, eps = inputs
+    ctx.set_materialize_grads(False)
     ctx.save_for_backward(output[1], weight)
     ctx.eps = eps
 

@@ -120,6 +120,7 @@ def _setup(ctx, inputs, output) -> None:
     # the gradient buffer is this op's own: held on ctx (not a saved tensor) and handed to autograd as the
     # gradient itself, so it is not copied (see fused_linear_cross_entropy); non-differentiable: no cycle
     ctx.mark_non_differentiable(output[1])
+    ctx.set_materialize_grads(False)  # no (N, V) tensor of zeros for the buffer's own (absent) gradient
     ctx.buffer = output[1]
     ctx.save_for_backward(inputs[0], inputs[1])  # to recompute on a second backward
     ctx.options = inputs[2:]
@@ -131,6 +132,8 @@ def _backward(ctx, g_loss, _g_unused):
     if not ctx.with_grad:
         raise RuntimeError("cross_entropy_fused was run without its gradient (with_grad=False) but is being "
                            "differentiated: call cudal1.kernelzoo.cross_entropy")
+    if g_loss is None:
+        return (None,) * 6
     if ctx.buffer is None:  # a second backward (retain_graph): the first handed the buffer out; recompute it
         logits, targets = ctx.saved_tensors
         with torch.no_grad():

@@ -86,6 +86,7 @@ def _setup(ctx, inputs, output) -> None:
     # autograd clone it: +1 GB at the peak for a 128k x 4096 head). Marked non-differentiable: no cycle through
     # ctx, and they never carry a graph of their own.
     ctx.mark_non_differentiable(gx, gw, gb)
+    ctx.set_materialize_grads(False)  # no (V, H) tensor of zeros for the buffers' own (absent) gradients
     ctx.buffers = (gx, gw, gb)
     ctx.save_for_backward(*(t for t in inputs[:4] if t is not None))  # to recompute on a second backward
     ctx.options = inputs[4:]
@@ -98,6 +99,8 @@ def _backward(ctx, g_loss, *_unused):
     if not ctx.with_grad:
         raise RuntimeError("fused_linear_cross_entropy was run without gradients (with_grad=False) but is being "
                            "differentiated: call it through cudal1.kernelzoo.fused_linear_cross_entropy")
+    if g_loss is None:
+        return (None,) * 9
     if ctx.buffers is None:  # a second backward (retain_graph): the first handed the buffers out; recompute them
         saved = list(ctx.saved_tensors)
         x, weight, targets = saved[:3]
