@@ -21,6 +21,7 @@ from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._loss_rows import CONFIGS, config_for, row_block
+from ._online_lse import row_lse_parts
 
 __all__ = ["CONFIGS", "cross_entropy_fused", "cross_entropy_fused_launch", "cross_entropy_fused_ref"]
 
@@ -44,24 +45,12 @@ def _ce_fused_kernel(x_ptr, t_ptr, s_ptr, row_ptr, dx_ptr, n_cols, ignore_index,
     base = row * n_cols
     t = tl.load(t_ptr + row).to(tl.int64)
     ignored = t == ignore_index
-    m = tl.max(tl.full([BLOCK], float("-inf"), tl.float32), 0)
-    acc = tl.zeros([BLOCK], tl.float32)
-    zs = tl.zeros([BLOCK], tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        mask = cols < n_cols
-        x = tl.load(x_ptr + base + cols, mask=mask, other=float("-inf")).to(tl.float32)
-        m_new = tl.maximum(m, tl.max(x, 0))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        acc = acc * tl.exp(m - m_safe) + tl.exp(x - m_safe)
-        if SMOOTH:
-            zs += tl.where(mask, x, 0.0)
-        m = m_new
-    lse = m + tl.log(tl.sum(acc, 0))
+    m, acc, zs = row_lse_parts(x_ptr, base, n_cols, SMOOTH, BLOCK)
+    lse = m + tl.log(acc)
     x_t = tl.load(x_ptr + base + tl.where(ignored, 0, t)).to(tl.float32)
     loss = (1.0 - eps) * (lse - x_t)
     if SMOOTH:
-        loss += eps * (lse - tl.sum(zs, 0) / n_cols)
+        loss += eps * (lse - zs / n_cols)
     tl.store(row_ptr + row, tl.where(ignored, 0.0, loss))
     if WITH_GRAD:
         s = tl.load(s_ptr)

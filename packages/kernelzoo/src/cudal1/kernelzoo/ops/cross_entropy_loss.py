@@ -22,6 +22,7 @@ from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._index import check_index_range
 from ._loss_rows import CONFIGS, config_for, row_block
+from ._online_lse import row_lse_parts
 from .cross_entropy_fused import cross_entropy_fused
 
 __all__ = ["CONFIGS", "cross_entropy", "cross_entropy_loss", "cross_entropy_loss_backward_launch",
@@ -93,16 +94,8 @@ def _cross_entropy_bwd_kernel(x_ptr, t_ptr, g_ptr, dx_ptr, n_cols, ignore_index,
             tl.store(dx_ptr + base + cols, tl.zeros([BLOCK], tl.float32).to(dx_ptr.dtype.element_ty),
                      mask=cols < n_cols)
     else:
-        m = tl.max(tl.full([BLOCK], float("-inf"), tl.float32), 0)
-        s = tl.zeros([BLOCK], tl.float32)
-        for start in range(0, n_cols, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            x = tl.load(x_ptr + base + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-            m_new = tl.maximum(m, tl.max(x, 0))
-            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-            s = s * tl.exp(m - m_safe) + tl.exp(x - m_safe)
-            m = m_new
-        lse = m + tl.log(tl.sum(s, 0))
+        m, s, _ = row_lse_parts(x_ptr, base, n_cols, False, BLOCK)
+        lse = m + tl.log(s)
         for start in range(0, n_cols, BLOCK):
             cols = start + tl.arange(0, BLOCK)
             mask = cols < n_cols

@@ -31,6 +31,7 @@ from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._index import check_index_range
+from ._online_lse import row_lse_parts
 
 __all__ = ["fused_linear_cross_entropy", "fused_linear_cross_entropy_ref"]
 
@@ -123,20 +124,7 @@ def _flce_stats_kernel(z_ptr, t_ptr, m_ptr, s_ptr, zt_ptr, zs_ptr, n_cols, c0, i
     target's logit where it falls in the chunk, add the row sum (label smoothing)."""
     row = tl.program_id(0).to(tl.int64)
     base = row * n_cols
-    m = tl.max(tl.full([BLOCK], float("-inf"), tl.float32), 0)
-    acc = tl.zeros([BLOCK], tl.float32)
-    zs = tl.zeros([BLOCK], tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        mask = cols < n_cols
-        z = tl.load(z_ptr + base + cols, mask=mask, other=float("-inf")).to(tl.float32)
-        m_new = tl.maximum(m, tl.max(z, 0))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        acc = acc * tl.exp(m - m_safe) + tl.exp(z - m_safe)
-        if SMOOTH:
-            zs += tl.where(mask, z, 0.0)
-        m = m_new
-    s_c = tl.sum(acc, 0)
+    m, s_c, zs = row_lse_parts(z_ptr, base, n_cols, SMOOTH, BLOCK)
     m_run = tl.load(m_ptr + row)
     s_run = tl.load(s_ptr + row)
     m_new = tl.maximum(m_run, m)
@@ -148,7 +136,7 @@ def _flce_stats_kernel(z_ptr, t_ptr, m_ptr, s_ptr, zt_ptr, zs_ptr, n_cols, c0, i
     if inside:
         tl.store(zt_ptr + row, tl.load(z_ptr + base + (t - c0)).to(tl.float32))
     if SMOOTH:
-        tl.store(zs_ptr + row, tl.load(zs_ptr + row) + tl.sum(zs, 0))
+        tl.store(zs_ptr + row, tl.load(zs_ptr + row) + zs)
 
 
 @triton.jit
