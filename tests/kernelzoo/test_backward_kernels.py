@@ -1,4 +1,4 @@
-"""The zoo's backward kernels (row norms, SwiGLU, GeGLU, RoPE, cross-entropy, JSD, KL) against the autograd of their
+"""The zoo's backward kernels (row norms, SwiGLU, GeGLU, RoPE, cross-entropy, JSD, KL, the activations) against the autograd of their
 PyTorch references, per dtype, on odd shapes (Triton's interpreter on a CPU-only machine, the GPU where there is
 one); and the registry's rule that an op's backward kernels run where they apply and the reference's VJP
 everywhere else."""
@@ -161,9 +161,10 @@ def test_fast_backward_needs_the_reference_as_fallback():
 
 def test_the_llm_training_ops_have_backward_kernels():
     for name in ("rms_norm", "add_rms_norm", "layer_norm", "swiglu", "geglu", "rope_qk", "cross_entropy_loss",
-                 "fused_linear_cross_entropy", "jsd", "kl_div_loss", "cross_entropy_fused"):
+                 "fused_linear_cross_entropy", "jsd", "kl_div_loss", "cross_entropy_fused", "relu", "gelu",
+                 "silu", "tanh", "elu", "hardswish", "leaky_relu", "softplus"):
         assert registry.has_backward_kernels(name), name
-    assert not registry.has_backward_kernels("tanh")  # the reference's VJP
+    assert not registry.has_backward_kernels("cumsum")  # the reference's VJP
 
 
 @pytest.mark.parametrize("dtype", list(TOL), ids=str)
@@ -251,3 +252,22 @@ def test_gradient_buffers_handed_out_are_recomputed_on_a_second_backward():
     x.grad = None
     loss.backward()
     torch.testing.assert_close(x.grad, first)
+
+
+@pytest.mark.parametrize("dtype", list(TOL), ids=str)
+@pytest.mark.parametrize("name, scalars", [("relu", ()), ("gelu", ()), ("silu", ()), ("tanh", ()), ("elu", (0.7,)),
+                                           ("hardswish", ()), ("leaky_relu", (0.1,)), ("softplus", (1.5, 5.0))])
+def test_activation_backward_kernel(name, scalars, dtype):
+    import torch.nn.functional as F
+
+    from cudal1.kernelzoo.ops._activation_backward import activation_backward_launch
+
+    refs = {"relu": torch.relu, "gelu": F.gelu, "silu": F.silu, "tanh": torch.tanh, "elu": F.elu,
+            "hardswish": F.hardswish, "leaky_relu": F.leaky_relu, "softplus": F.softplus}
+    x = rnd((7, 45), 24, dtype, 4.0)  # both sides of every kink, softplus's threshold (x * 1.5 > 5) included
+    x[0, :6] = torch.tensor([-3.0, 3.0, 0.0, -0.0, 5.0 / 1.5, 20.0])  # the kinks themselves, as torch takes them
+    dy = rnd((7, 45), 25, dtype)
+    dx = activation_backward_launch(name, x, dy, *scalars, config={"BLOCK": 64, "num_warps": 4})
+    want = ref_grads(lambda t: refs[name](t, *scalars), (x,), (dy,))
+    assert dx.dtype == dtype
+    close(dx, want[0], dtype, f"{name} dx")

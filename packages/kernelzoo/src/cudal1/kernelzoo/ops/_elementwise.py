@@ -169,19 +169,21 @@ def launch_unary_cuda(source: CudaSource, x: torch.Tensor, config: dict | None =
 def unary_op(name: str, kernel: Any, ref: Callable[[torch.Tensor], torch.Tensor], *,
              cuda_launch: Callable[..., torch.Tensor] | None = None,
              table: Mapping[str, dict] | None = None,
+             fast_backward: Callable[..., Any] | None = None,
              ) -> tuple[Callable[..., torch.Tensor], Callable[[torch.Tensor], torch.Tensor]]:
     """(launcher, public function) of an elementwise op: the launcher runs ``kernel`` through
     :func:`launch_unary`; the public function is ``torch.ops.cudal1.<name>``, registered here with a fake
     implementation for ``torch.compile`` and the reference as CPU fallback. CUDA inputs run the config
     :func:`elementwise_config` picks (autotuned, or ``table``'s entry: the op's config table, default
     :data:`CONFIGS`); with ``cuda_launch`` (the op's CUDA C launcher, ``cuda_launch(x, config)``) the CUDA C
-    kernel is among the choices for float32 inputs."""
+    kernel is among the choices for float32 inputs; ``fast_backward``: the op's backward kernel
+    (``registry.kernel_backward``; :func:`._activation_backward.fast_backward`)."""
     configs = table or CONFIGS
 
     def launch(x: torch.Tensor, config: dict | None = None) -> torch.Tensor:
         return launch_unary(kernel, x, config, table=configs)
 
-    @zoo_custom_op(f"cudal1::{name}", mutates_args=(), ref=ref)
+    @zoo_custom_op(f"cudal1::{name}", mutates_args=(), ref=ref, fast_backward=fast_backward)
     def op(x: torch.Tensor) -> torch.Tensor:
         if not x.is_cuda:
             return ref(x)

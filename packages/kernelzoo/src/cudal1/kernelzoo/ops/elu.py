@@ -12,6 +12,7 @@ import torch
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
+from ._activation_backward import fast_backward, kernels
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars
 
 __all__ = ["CONFIGS", "elu", "elu_launch", "elu_ref"]
@@ -38,7 +39,7 @@ def elu_launch(x: torch.Tensor, alpha: float = 1.0, config: dict | None = None) 
     return launch_unary_scalars(_elu_kernel, x, (alpha,), config)
 
 
-@zoo_custom_op("cudal1::elu", mutates_args=(), ref=elu_ref)
+@zoo_custom_op("cudal1::elu", mutates_args=(), ref=elu_ref, fast_backward=fast_backward("elu"))
 def _elu_op(x: torch.Tensor, alpha: float) -> torch.Tensor:
     return tuned_unary_scalars("elu", _elu_kernel, x, (alpha,)) if x.is_cuda else elu_ref(x, alpha)
 
@@ -55,4 +56,4 @@ def elu(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
 
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_elu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64", "alpha": "fp32"})]
+TRITON_KERNELS = [TritonKernel("_elu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64", "alpha": "fp32"})] + kernels("elu")

@@ -10,6 +10,7 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
+from ._activation_backward import fast_backward, kernels
 from ._elementwise import launch_unary_cuda, op_configs, unary_cuda_source, unary_op
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "gelu", "gelu_launch", "gelu_launch_cuda", "gelu_ref"]
@@ -44,9 +45,10 @@ def gelu_launch_cuda(x: torch.Tensor, config: dict | None = None) -> torch.Tenso
 #: included), ``gelu_launch_cuda(x, config=None)`` the CUDA C one; ``gelu(x)`` is the public op: the
 #: family's backend on CUDA (cudal1.kernelzoo.cuda_jit), the reference on CPU, traceable by
 #: ``torch.compile`` as ``torch.ops.cudal1.gelu``.
-gelu_launch, gelu = unary_op("gelu", _gelu_kernel, gelu_ref, cuda_launch=gelu_launch_cuda, table=CONFIGS)
+gelu_launch, gelu = unary_op("gelu", _gelu_kernel, gelu_ref, cuda_launch=gelu_launch_cuda, table=CONFIGS,
+                             fast_backward=fast_backward("gelu"))
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_gelu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]
+TRITON_KERNELS = [TritonKernel("_gelu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})] + kernels("gelu")
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]

@@ -11,6 +11,7 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
+from ._activation_backward import fast_backward, kernels
 from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "hardswish", "hardswish_launch", "hardswish_ref"]
@@ -34,7 +35,8 @@ def _hardswish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 #: ``hardswish_launch(x, config=None)`` runs the Triton kernel (the interpreter included); ``hardswish(x)``
 #: is the public op ``torch.ops.cudal1.hardswish``: Triton on CUDA, the reference on CPU.
-hardswish_launch, hardswish = unary_op("hardswish", _hardswish_kernel, hardswish_ref)
+hardswish_launch, hardswish = unary_op("hardswish", _hardswish_kernel, hardswish_ref,
+                                       fast_backward=fast_backward("hardswish"))
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_hardswish_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]
+TRITON_KERNELS = [TritonKernel("_hardswish_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})] + kernels("hardswish")

@@ -11,6 +11,7 @@ import torch
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
+from ._activation_backward import fast_backward, kernels
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars
 
 __all__ = ["CONFIGS", "leaky_relu", "leaky_relu_launch", "leaky_relu_ref"]
@@ -35,7 +36,7 @@ def leaky_relu_launch(x: torch.Tensor, negative_slope: float = 0.01, config: dic
     return launch_unary_scalars(_leaky_relu_kernel, x, (negative_slope,), config)
 
 
-@zoo_custom_op("cudal1::leaky_relu", mutates_args=(), ref=leaky_relu_ref)
+@zoo_custom_op("cudal1::leaky_relu", mutates_args=(), ref=leaky_relu_ref, fast_backward=fast_backward("leaky_relu"))
 def _leaky_relu_op(x: torch.Tensor, negative_slope: float) -> torch.Tensor:
     return (tuned_unary_scalars("leaky_relu", _leaky_relu_kernel, x, (negative_slope,)) if x.is_cuda
             else leaky_relu_ref(x, negative_slope))
@@ -54,4 +55,4 @@ def leaky_relu(x: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_leaky_relu_kernel",
-                               {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64", "negative_slope": "fp32"})]
+                               {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64", "negative_slope": "fp32"})] + kernels("leaky_relu")

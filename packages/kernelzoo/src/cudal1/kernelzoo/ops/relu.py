@@ -10,6 +10,7 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
+from ._activation_backward import fast_backward, kernels
 from ._elementwise import launch_unary_cuda, op_configs, unary_cuda_source, unary_op
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "relu", "relu_launch", "relu_launch_cuda", "relu_ref"]
@@ -43,9 +44,10 @@ def relu_launch_cuda(x: torch.Tensor, config: dict | None = None) -> torch.Tenso
 #: included), ``relu_launch_cuda(x, config=None)`` the CUDA C one; ``relu(x)`` is the public op: the
 #: family's backend on CUDA (cudal1.kernelzoo.cuda_jit), the reference on CPU, traceable by
 #: ``torch.compile`` as ``torch.ops.cudal1.relu``.
-relu_launch, relu = unary_op("relu", _relu_kernel, relu_ref, cuda_launch=relu_launch_cuda, table=CONFIGS)
+relu_launch, relu = unary_op("relu", _relu_kernel, relu_ref, cuda_launch=relu_launch_cuda, table=CONFIGS,
+                             fast_backward=fast_backward("relu"))
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_relu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]
+TRITON_KERNELS = [TritonKernel("_relu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})] + kernels("relu")
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]

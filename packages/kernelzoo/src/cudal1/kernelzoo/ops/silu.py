@@ -10,6 +10,7 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
+from ._activation_backward import fast_backward, kernels
 from ._elementwise import launch_unary_cuda, op_configs, unary_cuda_source, unary_op
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "silu", "silu_launch", "silu_launch_cuda", "silu_ref"]
@@ -44,9 +45,10 @@ def silu_launch_cuda(x: torch.Tensor, config: dict | None = None) -> torch.Tenso
 #: included), ``silu_launch_cuda(x, config=None)`` the CUDA C one; ``silu(x)`` is the public op: the
 #: family's backend on CUDA (cudal1.kernelzoo.cuda_jit), the reference on CPU, traceable by
 #: ``torch.compile`` as ``torch.ops.cudal1.silu``.
-silu_launch, silu = unary_op("silu", _silu_kernel, silu_ref, cuda_launch=silu_launch_cuda, table=CONFIGS)
+silu_launch, silu = unary_op("silu", _silu_kernel, silu_ref, cuda_launch=silu_launch_cuda, table=CONFIGS,
+                             fast_backward=fast_backward("silu"))
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_silu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]
+TRITON_KERNELS = [TritonKernel("_silu_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})] + kernels("silu")
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]

@@ -14,6 +14,7 @@ import torch
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
+from ._activation_backward import fast_backward, kernels
 from ._elementwise_scalar import CONFIGS, launch_unary_scalars, tuned_unary_scalars
 
 __all__ = ["CONFIGS", "softplus", "softplus_launch", "softplus_ref"]
@@ -44,7 +45,7 @@ def softplus_launch(x: torch.Tensor, beta: float = 1.0, threshold: float = 20.0,
     return launch_unary_scalars(_softplus_kernel, x, (beta, threshold), config)
 
 
-@zoo_custom_op("cudal1::softplus", mutates_args=(), ref=softplus_ref)
+@zoo_custom_op("cudal1::softplus", mutates_args=(), ref=softplus_ref, fast_backward=fast_backward("softplus"))
 def _softplus_op(x: torch.Tensor, beta: float, threshold: float) -> torch.Tensor:
     return (tuned_unary_scalars("softplus", _softplus_kernel, x, (beta, threshold)) if x.is_cuda
             else softplus_ref(x, beta, threshold))
@@ -63,4 +64,4 @@ def softplus(x: torch.Tensor, beta: float = 1.0, threshold: float = 20.0) -> tor
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_softplus_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64", "beta": "fp32",
-                                                    "threshold": "fp32"})]
+                                                    "threshold": "fp32"})] + kernels("softplus")

@@ -12,6 +12,7 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
+from ._activation_backward import fast_backward, kernels
 from ._elementwise import CONFIGS, unary_op
 
 __all__ = ["CONFIGS", "tanh", "tanh_launch", "tanh_ref"]
@@ -39,7 +40,8 @@ def _tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 #: ``tanh_launch(x, config=None)`` runs the Triton kernel (the interpreter included); ``tanh(x)`` is the
 #: public op ``torch.ops.cudal1.tanh``: Triton on CUDA, the reference on CPU.
-tanh_launch, tanh = unary_op("tanh", _tanh_kernel, tanh_ref)
+tanh_launch, tanh = unary_op("tanh", _tanh_kernel, tanh_ref,
+                             fast_backward=fast_backward("tanh"))
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
-TRITON_KERNELS = [TritonKernel("_tanh_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})]
+TRITON_KERNELS = [TritonKernel("_tanh_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i64"})] + kernels("tanh")
