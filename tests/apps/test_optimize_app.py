@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from cudal1.harness.flags import improves
+
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--device", "cpu", "--trials", "2", "--time-budget", "0.05", "--timeout", "120"]
 RELU = ["--suite", "builtin", "--tasks", "relu", "--size", "BATCH=8", "--size", "DIM=64"]
@@ -88,7 +90,9 @@ def test_module_end_to_end_and_a_refused_folder(tmp_path, capsys, openai_server)
     printed = capsys.readouterr().out
     assert (out / "best" / "my_net_Net.py").read_text() == NET_NEW
     best = json.loads((out / "best.json").read_text())["my_net_Net"]
-    assert best["round"] == 1 and best["speedup_ci"][0] > 1 and best["flags"] == []  # a real improvement
+    # a real improvement as the harness defines one: measurement flags (timing_unstable on a loaded 2-core
+    # machine, seen in a clean-clone run) are allowed, reject/suspect/task flags are not
+    assert best["round"] == 1 and improves("ok", best["flags"], tuple(best["speedup_ci"]))
     prompt = openai_server.requests[0]["body"]["messages"][0]["content"]
     assert "class Model(nn.Module)" in prompt and "get_inputs = example_inputs" in prompt
     assert "round 1/1  my_net_Net" in printed and str(out / "best" / "my_net_Net.py") in printed
