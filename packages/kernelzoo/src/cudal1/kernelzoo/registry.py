@@ -36,8 +36,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["INDEX_PARAMS", "NoGradientError", "call", "differentiable_ops", "has_backward_kernels", "kernel_backward",
-           "reference", "zoo_custom_op"]
+__all__ = ["INDEX_PARAMS", "KERNEL_DTYPES", "NoGradientError", "call", "differentiable_ops", "has_backward_kernels",
+           "kernel_backward", "on_kernels", "reference", "zoo_custom_op"]
 
 _EAGER: dict[str, Callable[..., Any]] = {}
 _NO_GRAD: set[str] = set()
@@ -46,6 +46,16 @@ _PARAMS: dict[str, tuple[str, ...]] = {}
 _FP64_NATIVE: set[str] = set()
 _FAST_BWD: set[str] = set()
 _AUTOGRAD: dict[str, type[torch.autograd.Function]] = {}
+
+#: the dtypes the zoo's Triton kernels take (fp32 math inside, one rounding at the store)
+KERNEL_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def on_kernels(*tensors: torch.Tensor) -> bool:
+    """Whether the zoo's kernels apply to ``tensors``: each on CUDA in one of :data:`KERNEL_DTYPES` (else an op
+    runs, or differentiates through, its PyTorch reference)."""
+    return all(t.is_cuda and t.dtype in KERNEL_DTYPES for t in tensors)
+
 
 #: parameters that take integer tensors; every other tensor argument of a zoo op must be floating point
 INDEX_PARAMS = frozenset({"ids", "targets", "y", "position_ids", "labels"})

@@ -17,13 +17,13 @@ import torch
 from .._triton import tl, triton
 from ..arch import pick
 from ..kernel_specs import TritonKernel
+from ..registry import on_kernels
 from ._elementwise import CONFIGS
 
 __all__ = ["ACTIVATIONS", "activation_backward_launch", "fast_backward", "kernels"]
 
 #: activation -> the kernel's ACT code
 ACTIVATIONS = {"relu": 0, "gelu": 1, "silu": 2, "tanh": 3, "elu": 4, "hardswish": 5, "leaky_relu": 6, "softplus": 7}
-_FLOATS = (torch.float32, torch.bfloat16, torch.float16)
 
 
 @triton.jit
@@ -80,7 +80,7 @@ def fast_backward(name: str) -> Callable[[list, list, tuple], Any]:
     def backward(args: list, grads: list, needs: tuple) -> tuple | None:
         x, *scalars = args
         (dy,) = grads
-        if dy is None or not x.is_cuda or x.dtype not in _FLOATS:
+        if dy is None or not on_kernels(x):
             return None
         return (activation_backward_launch(name, x, dy, *scalars), *(None for _ in scalars))
 

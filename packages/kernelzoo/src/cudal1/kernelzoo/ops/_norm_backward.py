@@ -23,6 +23,7 @@ import torch
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import on_kernels
 
 __all__ = ["CONFIGS", "backward_kernel", "norm_backward_launch", "takes"]
 
@@ -36,7 +37,6 @@ CONFIGS = {
 }
 check_table(CONFIGS, "norm_backward")
 
-_FLOATS = (torch.float32, torch.bfloat16, torch.float16)
 
 
 @triton.jit
@@ -80,7 +80,7 @@ def _norm_bwd_kernel(x_ptr, w_ptr, dy_ptr, dh_ptr, dx_ptr, dwp_ptr, dbp_ptr, n_r
 def takes(x: torch.Tensor, weight: torch.Tensor, config: dict | None = None) -> bool:
     """Whether the kernel computes this backward: CUDA, fp32/bf16/fp16 rows of at most ``MAX_N`` columns, a
     weight of the row's width (any device check is the caller's)."""
-    if not x.is_cuda or x.dtype not in _FLOATS or weight.dtype not in _FLOATS:
+    if not on_kernels(x, weight):
         return False
     cfg = config or pick(CONFIGS, x.device)
     return weight.shape == (x.shape[-1],) and 0 < x.shape[-1] <= cfg["MAX_N"]

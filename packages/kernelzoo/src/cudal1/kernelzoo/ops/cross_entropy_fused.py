@@ -19,13 +19,13 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
+from ._forward_gradients import forward_gradients
 from ._loss_rows import CONFIGS, config_for, row_block
 from ._online_lse import row_lse_parts
 
 __all__ = ["CONFIGS", "cross_entropy_fused", "cross_entropy_fused_launch", "cross_entropy_fused_ref"]
 
-_KERNEL_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
 def cross_entropy_fused_ref(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100,
@@ -105,32 +105,8 @@ def _torch_path(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int, 
     return loss, (d * (keep.to(z.dtype)[:, None] * s)).to(logits.dtype)
 
 
-def _setup(ctx, inputs, output) -> None:
-    # the gradient buffer is this op's own: held on ctx (not a saved tensor) and handed to autograd as the
-    # gradient itself, so it is not copied (see fused_linear_cross_entropy); non-differentiable: no cycle
-    ctx.mark_non_differentiable(output[1])
-    ctx.set_materialize_grads(False)  # no (N, V) tensor of zeros for the buffer's own (absent) gradient
-    ctx.buffer = output[1]
-    ctx.save_for_backward(inputs[0], inputs[1])  # to recompute on a second backward
-    ctx.options = inputs[2:]
-    ctx.with_grad = inputs[-1]
-    ctx.dtype = inputs[0].dtype
-
-
-def _backward(ctx, g_loss, _g_unused):
-    if not ctx.with_grad:
-        raise RuntimeError("cross_entropy_fused was run without its gradient (with_grad=False) but is being "
-                           "differentiated: call cudal1.kernelzoo.cross_entropy")
-    if g_loss is None:
-        return (None,) * 6
-    if ctx.buffer is None:  # a second backward (retain_graph): the first handed the buffer out; recompute it
-        logits, targets = ctx.saved_tensors
-        with torch.no_grad():
-            ctx.buffer = _ce_fused_impl(logits, targets, *ctx.options)[1]
-    dx, ctx.buffer = ctx.buffer, None
-    if not bool(g_loss == 1):  # the usual loss.backward(): dx is the gradient as it stands
-        dx.mul_(g_loss.to(dx.dtype))  # in place: the buffer is this op's own, never handed out before
-    return dx.to(ctx.dtype), None, None, None, None, None
+# the gradient computed in the forward, handed to autograd without a copy (see _forward_gradients)
+_setup, _backward = forward_gradients("cross_entropy_fused", lambda *a: _ce_fused_impl(*a), grad_of=(0,))
 
 
 @zoo_custom_op("cudal1::cross_entropy_fused", mutates_args=(), ref=cross_entropy_fused_ref, backward=_backward,
@@ -142,7 +118,7 @@ def _ce_fused_op(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int,
 
 def _ce_fused_impl(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int, label_smoothing: float,
                    reduction: str, with_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    if logits.is_cuda and logits.dtype in _KERNEL_DTYPES:
+    if on_kernels(logits):
         return cross_entropy_fused_launch(logits, targets, ignore_index, label_smoothing, reduction, with_grad)
     return _torch_path(logits, targets, ignore_index, label_smoothing, reduction, with_grad)
 

@@ -19,7 +19,7 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 from ._index import check_index_range
 from ._loss_rows import CONFIGS, config_for, row_block
 from ._online_lse import row_lse_parts
@@ -122,7 +122,7 @@ def cross_entropy_loss_backward_launch(logits: torch.Tensor, targets: torch.Tens
 def _cross_entropy_loss_backward(args: list, grads: list, needs: tuple) -> tuple | None:
     """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
     (logits, targets, ignore_index), (g,) = args, grads
-    if g is None or not logits.is_cuda or logits.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+    if g is None or not on_kernels(logits):
         return None
     return cross_entropy_loss_backward_launch(logits, targets, g, ignore_index), None, None
 

@@ -29,7 +29,8 @@ import torch.nn.functional as F
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
+from ._forward_gradients import forward_gradients
 from ._index import check_index_range
 from ._online_lse import row_lse_parts
 
@@ -79,42 +80,8 @@ def _check(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bias: t
     check_index_range("fused_linear_cross_entropy", "targets", targets, weight.shape[0], ignore_index)
 
 
-def _setup(ctx, inputs, output) -> None:
-    x, weight, _targets, bias, *_ = inputs
-    _loss, gx, gw, gb = output
-    # the gradient buffers are this op's own: held on ctx (not saved tensors) and handed to autograd in the
-    # backward as the gradients themselves, so grad_W is not copied (a saved tensor still referenced would make
-    # autograd clone it: +1 GB at the peak for a 128k x 4096 head). Marked non-differentiable: no cycle through
-    # ctx, and they never carry a graph of their own.
-    ctx.mark_non_differentiable(gx, gw, gb)
-    ctx.set_materialize_grads(False)  # no (V, H) tensor of zeros for the buffers' own (absent) gradients
-    ctx.buffers = (gx, gw, gb)
-    ctx.save_for_backward(*(t for t in inputs[:4] if t is not None))  # to recompute on a second backward
-    ctx.options = inputs[4:]
-    ctx.has_bias = bias is not None
-    ctx.dtypes = (x.dtype, weight.dtype, None if bias is None else bias.dtype)
-    ctx.with_grad = inputs[-1]
-
-
-def _backward(ctx, g_loss, *_unused):
-    if not ctx.with_grad:
-        raise RuntimeError("fused_linear_cross_entropy was run without gradients (with_grad=False) but is being "
-                           "differentiated: call it through cudal1.kernelzoo.fused_linear_cross_entropy")
-    if g_loss is None:
-        return (None,) * 9
-    if ctx.buffers is None:  # a second backward (retain_graph): the first handed the buffers out; recompute them
-        saved = list(ctx.saved_tensors)
-        x, weight, targets = saved[:3]
-        bias = saved[3] if ctx.has_bias else None
-        with torch.no_grad():
-            _, *again = _flce_impl(x, weight, targets, bias, *ctx.options)
-        ctx.buffers = tuple(again)
-    gx, gw, gb = ctx.buffers
-    ctx.buffers = None
-    xd, wd, bd = ctx.dtypes
-    g = g_loss.to(gx.dtype)
-    grads = [gx.mul_(g).to(xd), gw.mul_(g).to(wd), None, gb.mul_(g).to(bd) if bd is not None else None]
-    return (*grads, None, None, None, None, None)
+# gradients computed in the forward, handed to autograd without a copy (see _forward_gradients)
+_setup, _backward = forward_gradients("fused_linear_cross_entropy", lambda *a: _flce_impl(*a), grad_of=(0, 1, 3))
 
 
 @triton.jit
@@ -154,7 +121,6 @@ def _flce_grad_kernel(z_ptr, t_ptr, lse_ptr, w_ptr, n_cols, c0, one_m_eps, eps_o
     tl.store(z_ptr + offs, (w * d).to(z_ptr.dtype.element_ty), mask=mask)
 
 
-_KERNEL_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 _BLOCK = 2048
 
 
@@ -212,7 +178,7 @@ def _flce_impl(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, bia
                ignore_index: int, label_smoothing: float, reduction: str, chunk_size: int, with_grad: bool,
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The loss and (with_grad) the gradient buffers: see the module docstring."""
-    if x.is_cuda and x.dtype in _KERNEL_DTYPES:
+    if on_kernels(x):
         return _flce_triton(x, weight, targets, bias, ignore_index, label_smoothing, reduction, chunk_size,
                             with_grad)
     n, v = x.shape[0], weight.shape[0]

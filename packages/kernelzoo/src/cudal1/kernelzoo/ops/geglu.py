@@ -16,7 +16,7 @@ import torch
 from .._triton import tl, triton
 from ..arch import pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 from ._elementwise import CONFIGS
 
 __all__ = ["CONFIGS", "geglu", "geglu_backward_launch", "geglu_launch", "geglu_ref"]
@@ -106,7 +106,7 @@ def geglu_backward_launch(gate: torch.Tensor, up: torch.Tensor, dy: torch.Tensor
 def _geglu_backward(args: list, grads: list, needs: tuple) -> tuple | None:
     """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
     (gate, up, approximate), (dy,) = args, grads
-    if dy is None or not gate.is_cuda or gate.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+    if dy is None or not on_kernels(gate):
         return None
     dg, du = geglu_backward_launch(gate, up, dy, approximate)
     return dg if needs[0] else None, du if needs[1] else None, None

@@ -26,7 +26,7 @@ import torch
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 
 __all__ = ["CONFIGS", "jsd", "jsd_backward_launch", "jsd_launch", "jsd_ref"]
 
@@ -182,8 +182,7 @@ def jsd_backward_launch(log_q: torch.Tensor, log_p: torch.Tensor, row_weight: to
 def _jsd_backward(args: list, grads: list, needs: tuple) -> tuple | None:
     """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
     (log_q, log_p, labels, beta, ignore_index, reduction), (g,) = args, grads
-    if g is None or needs[1] or not log_q.is_cuda or log_q.dtype not in (torch.float32, torch.bfloat16,
-                                                                           torch.float16):
+    if g is None or needs[1] or not on_kernels(log_q):
         return None
     w = _row_weights(g, log_q.shape[0], labels, ignore_index, reduction)
     return jsd_backward_launch(log_q, log_p, w, beta) if needs[0] else None, None, None, None, None, None

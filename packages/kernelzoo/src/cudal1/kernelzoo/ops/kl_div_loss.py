@@ -14,7 +14,7 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out
 
 __all__ = ["CONFIGS", "kl_div_loss", "kl_div_loss_backward_launch", "kl_div_loss_launch", "kl_div_loss_ref"]
@@ -82,8 +82,7 @@ def kl_div_loss_backward_launch(log_q: torch.Tensor, p: torch.Tensor, grad: torc
 def _kl_div_loss_backward(args: list, grads: list, needs: tuple) -> tuple | None:
     """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
     (log_q, p), (g,) = args, grads
-    if g is None or needs[1] or not log_q.is_cuda or log_q.dtype not in (torch.float32, torch.bfloat16,
-                                                                           torch.float16):
+    if g is None or needs[1] or not on_kernels(log_q):
         return None
     return kl_div_loss_backward_launch(log_q, p, g) if needs[0] else None, None
 

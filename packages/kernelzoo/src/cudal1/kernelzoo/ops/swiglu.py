@@ -16,7 +16,7 @@ import torch
 from .._triton import tl, triton
 from ..arch import pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 from ._elementwise import CONFIGS
 
 __all__ = ["CONFIGS", "swiglu", "swiglu_", "swiglu_backward_launch", "swiglu_launch", "swiglu_ref"]
@@ -85,13 +85,12 @@ def swiglu_backward_launch(gate: torch.Tensor, up: torch.Tensor, dy: torch.Tenso
     return dg, du
 
 
-_FLOATS = (torch.float32, torch.bfloat16, torch.float16)
 
 
 def _swiglu_backward(args: list, grads: list, needs: tuple) -> tuple | None:
     """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
     (gate, up), (dy,) = args, grads
-    if dy is None or not gate.is_cuda or gate.dtype not in _FLOATS or up.dtype not in _FLOATS:
+    if dy is None or not on_kernels(gate, up):
         return None
     dg, du = swiglu_backward_launch(gate, up, dy)
     return dg if needs[0] else None, du if needs[1] else None
