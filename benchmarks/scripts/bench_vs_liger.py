@@ -281,18 +281,12 @@ def train_one(lib: str, layers: int, batch: int, seq: int, steps: int) -> dict[s
         opt.zero_grad(set_to_none=True)
         return out.loss
 
+    from cudal1.kernelzoo.bench_timer import times_ms
+
     first = float(step())
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    times = []
-    for _ in range(steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
+    times = sorted(times_ms(step, warmup=0, reps=steps, cold_l2=False))
     ms = times[len(times) // 2]
     return {"lib": lib, "first_loss": first, "step_ms_median": ms, "step_ms_all": times,
             "tokens_per_s": batch * seq / (ms / 1000), "peak_gb": torch.cuda.max_memory_allocated() / 2**30,
