@@ -17,8 +17,10 @@ fail or flag a candidate, never pass one.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -372,32 +374,35 @@ class Session:
                 raise Failure("rejected", f"the candidate wrote into its input {k} ({where}); inputs must not be "
                               "mutated", "input_mutated")
 
-    def _describe(self, out: Any, name: str, digest_seed: Any, sample_seed: Any) -> list[dict]:
-        box = Outbox(self.outbox, name) if sample_seed is not None else None
+    @contextlib.contextmanager
+    def _reading_outputs(self) -> Iterator[None]:
+        """Turn an error raised while reading a model's output into this role's Failure (a lazy tensor subclass
+        may raise when read)."""
         try:
-            # both roles compute the reference's tolerance sums with a digest (the candidate's are ignored): the
-            # same work in both processes keeps the parent's clock check fair
-            return describe_output(out, digest_seed=None if digest_seed is None else int(digest_seed),
-                                   sample_seed=None if sample_seed is None else int(sample_seed), outbox=box,
-                                   rtol=self.rtol, atol=self.atol, reference=True)
+            yield
         except Failure:
             raise
         except BaseException as e:  # noqa: BLE001 - a lazy tensor subclass may raise when read
             raise Failure("incorrect" if self.role == "candidate" else "task_error",
                           f"the output could not be read: {exc_line(e)}") from e
+
+    def _describe(self, out: Any, name: str, digest_seed: Any, sample_seed: Any) -> list[dict]:
+        box = Outbox(self.outbox, name) if sample_seed is not None else None
+        try:
+            # both roles compute the reference's tolerance sums with a digest (the candidate's are ignored): the
+            # same work in both processes keeps the parent's clock check fair
+            with self._reading_outputs():
+                return describe_output(out, digest_seed=None if digest_seed is None else int(digest_seed),
+                                       sample_seed=None if sample_seed is None else int(sample_seed), outbox=box,
+                                       rtol=self.rtol, atol=self.atol, reference=True)
         finally:
             if box is not None:
                 box.close()
 
     def _describe_batch(self, outs: list[Any], digest_seed: int) -> list[list[dict]]:
         """Digests of a batch's outputs, computed together (see :meth:`_describe` on why with tolerances)."""
-        try:
+        with self._reading_outputs():
             return describe_outputs(outs, digest_seed=digest_seed, rtol=self.rtol, atol=self.atol, reference=True)
-        except Failure:
-            raise
-        except BaseException as e:  # noqa: BLE001 - a lazy tensor subclass may raise when read
-            raise Failure("incorrect" if self.role == "candidate" else "task_error",
-                          f"the output could not be read: {exc_line(e)}") from e
 
     def batch(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Timing: draw one input set per seed, then time each call (L2 flushed, whole device synchronised
