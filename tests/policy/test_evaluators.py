@@ -227,13 +227,24 @@ def test_ranks_share_rank_0s_actors(ray_ev, fast, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_killed_actors_pairs_run_on_the_other(ray_ev, store):
+def test_a_killed_actors_pairs_run_on_the_other(ray_ev, store, monkeypatch):
     pairs = [(TASK, cand("wrong_shape")), (TASK, cand("nan_output"))]
     victim = ray_ev.actors[0]
-    killer = threading.Timer(2.5, lambda: ray.kill(victim))  # mid-pair: a worker's start alone takes ~4 s here
-    killer.start()
+    # kill the victim mid-pair: once both actors have accepted their chunk (two tickets back from ray.get). A
+    # timer (2.5 s) missed when both pairs finished sooner (seen in a clean-clone run of the whole suite)
+    real_get, tickets = ray.get, []
+
+    def get(*args, **kwargs):
+        out = real_get(*args, **kwargs)
+        if isinstance(out, int):
+            tickets.append(out)
+            if len(tickets) == 2:
+                ray.kill(victim)
+        return out
+
+    monkeypatch.setattr(ray, "get", get)
     got = ray_ev.evaluate(pairs, run="kill")
-    killer.join()
+    monkeypatch.undo()
     assert [r.status for r in got] == ["incorrect", "incorrect"], [r.reason for r in got]
     assert len(ray_ev.actors) == 1 and victim not in ray_ev.actors
     assert len(store.results(run="kill")) == 2
