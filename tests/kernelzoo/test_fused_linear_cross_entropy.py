@@ -114,3 +114,27 @@ def test_the_triton_path_matches_the_reference(dtype, smoothing, reduction, chun
     torch.testing.assert_close(loss.double().cpu(), want.detach(), **tol)
     for got, ref in zip((gx, gw, gb), refs, strict=True):
         torch.testing.assert_close(got.double().cpu(), ref.grad, **tol)
+
+
+@pytest.mark.parametrize("h, chunk", [(6, 4), (7, 3), (7, 16)])  # h=7: the fp32 view's start moves one row up
+def test_grad_x_summed_in_grad_w_tail_rows_is_exact(h, chunk):
+    """16-bit weights with V >= 2N: grad_x's fp32 sum lives in grad_W's last rows (no memory of its own), which
+    are written only after grad_x is final; every gradient still matches the reference, the tail rows too."""
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    x, w, b, t = inputs(n=5, h=h, v=13)
+    t[0] = 12  # a target in the tail rows
+    t0, acc = flce_mod._accumulator_in_tail(torch.empty(13, h, dtype=torch.float16), 5)
+    assert t0 <= 13 - 2 * 5 and acc.dtype == torch.float32 and acc.shape == (5, h)
+    args = [a.to(dev, torch.float16) for a in (x, w, b)]
+    loss, gx, gw, gb = flce_mod._flce_triton(args[0], args[1], t.to(dev), args[2], -100, 0.1, "mean", chunk, True)
+    refs = [p.clone().requires_grad_(True) for p in (x, w, b)]
+    fused_linear_cross_entropy_ref(refs[0], refs[1], t, refs[2], label_smoothing=0.1).backward()
+    for got, ref in zip((gx, gw, gb), refs, strict=True):
+        torch.testing.assert_close(got.double().cpu(), ref.grad, rtol=2e-2, atol=2e-2)
+
+
+def test_no_tail_accumulator_where_it_does_not_fit():
+    """V < 2N, or 32-bit weights: a separate accumulator (t0 = V)."""
+    t0, acc = flce_mod._accumulator_in_tail(torch.empty(9, 4, dtype=torch.float16), 5)
+    assert t0 == 9 and acc.data_ptr() and acc.untyped_storage().nbytes() == 5 * 4 * 4
+    assert flce_mod._accumulator_in_tail(torch.empty(40, 4, dtype=torch.float32), 5)[0] == 40

@@ -14,7 +14,8 @@ smoothing. Pass 2, only when a gradient is wanted: the chunk's logits again, dlo
 onehot - eps / V) * row weight (1 / non-ignored rows for ``mean``; 0 for ignored rows) rounded to the input
 dtype (as eager's backward of the logits), then grad_W_c = dlogits.T @ x written once into its rows of
 grad_W (no accumulation over chunks), grad_b_c = sum(dlogits), and grad_x += dlogits @ W_c (fp32
-accumulator). Four GEMMs of the logits' size against eager's three, all large; the backward only scales the
+accumulator; on CUDA with 16-bit weights and V >= 2N it lives in grad_W's last rows, written last: see
+``_accumulator_in_tail``). Four GEMMs of the logits' size against eager's three, all large; the backward only scales the
 buffers by the incoming gradient. Registered as ``torch.ops.cudal1.fused_linear_cross_entropy`` (returning the
 loss and the three gradient buffers; the public function returns the loss) with its backward through
 ``torch.library.register_autograd``.
@@ -134,7 +135,7 @@ def _flce_triton(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, b
     valid = targets != ignore_index
     scale = 1.0 / valid.sum().to(f32) if reduction == "mean" else torch.ones((), dtype=f32, device=x.device)
     eps = float(label_smoothing)
-    chunks = [(c, min(c + chunk_size, v)) for c in range(0, v, chunk_size)]
+    chunks = _chunks(0, v, chunk_size)
     tc = targets.contiguous()
     m = torch.full((n,), -math.inf, dtype=f32, device=x.device)
     s, z_t, z_sum = (torch.zeros(n, dtype=f32, device=x.device) for _ in range(3))
@@ -150,20 +151,73 @@ def _flce_triton(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, b
     loss = torch.where(valid, row, torch.zeros_like(row)).sum() * scale
     if not with_grad:
         return loss, x.new_empty(0), x.new_empty(0), x.new_empty(0)
-    gx = torch.zeros(x.shape, dtype=f32, device=x.device)
     gw = torch.empty_like(weight)
     gb = torch.empty(v, dtype=f32, device=x.device) if bias is not None else x.new_empty(0)
     w_row = (valid.to(f32) * scale).contiguous()
-    for c0, c1 in chunks:
+    t0, gx = _accumulator_in_tail(gw, n)
+    gx.zero_()
+
+    def chunk_gradients(c0: int, c1: int, *, weights: bool, inputs: bool) -> None:
         d = F.linear(x, weight[c0:c1], None if bias is None else bias[c0:c1])
         block = min(_BLOCK, triton.next_power_of_2(c1 - c0))
         _flce_grad_kernel[(n, triton.cdiv(c1 - c0, block))](d, tc, lse, w_row, c1 - c0, c0, 1.0 - eps, eps / v,
                                                             BLOCK=block, num_warps=8)
-        if bias is not None:
-            gb[c0:c1] = d.sum(0, dtype=f32)
-        torch.mm(d.t(), x, out=gw[c0:c1])
-        gx += d @ weight[c0:c1]
-    return loss, gx.to(x.dtype), gw, gb
+        if weights:
+            if bias is not None:
+                gb[c0:c1] = d.sum(0, dtype=f32)
+            torch.mm(d.t(), x, out=gw[c0:c1])
+        if inputs:
+            _add_matmul(gx, d, weight[c0:c1])
+
+    for c0, c1 in _chunks(0, t0, chunk_size):
+        chunk_gradients(c0, c1, weights=True, inputs=True)
+    tail = _chunks(t0, v, chunk_size)
+    for c0, c1 in tail:  # grad_x's last terms, while its fp32 sum still occupies grad_W's tail rows
+        chunk_gradients(c0, c1, weights=False, inputs=True)
+    gx = gx.to(x.dtype)
+    for c0, c1 in tail:  # the tail rows of grad_W, their logits recomputed
+        chunk_gradients(c0, c1, weights=True, inputs=False)
+    return loss, gx, gw, gb
+
+
+def _chunks(start: int, stop: int, size: int) -> list[tuple[int, int]]:
+    return [(c, min(c + size, stop)) for c in range(start, stop, size)]
+
+
+def _accumulator_in_tail(gw: torch.Tensor, n: int) -> tuple[int, torch.Tensor]:
+    """``(t0, acc)``: the fp32 (N, H) accumulator of grad_x, and the first row of ``gw`` (V, H) it occupies.
+
+    For 16-bit weights with V >= 2N (an LLM head: vocabulary 128k, a few thousand tokens) the accumulator is
+    grad_W's last rows, viewed as fp32: those rows are written last (``_flce_triton`` finishes grad_x, rounds it
+    to the input dtype, then recomputes the tail chunks' logits to write them), so the fp32 sum costs no memory
+    of its own (N x H x 4 bytes: 64 MB at 4096 tokens x 4096 hidden) at the price of recomputing 2N rows of
+    logits. Elsewhere: a separate fp32 tensor and ``t0 = V`` (no tail)."""
+    v, h = gw.shape
+    if gw.element_size() == 2 and gw.is_contiguous():
+        t0 = v - 2 * n
+        t0 -= (t0 * h) % 2  # the fp32 view must start at a 4-byte boundary
+        if t0 >= 0 and n * h:
+            return t0, gw[t0:].reshape(-1)[: 2 * n * h].view(torch.float32).view(n, h)
+    return v, torch.empty((n, h), dtype=torch.float32, device=gw.device)
+
+
+_ADDMM_OUT_DTYPE: list[bool] = []  # whether torch.addmm takes out_dtype here (probed on first use)
+
+
+def _add_matmul(acc: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """``acc += a @ b`` for fp32 ``acc`` and 16-bit ``a``, ``b``: one GEMM with fp32 output accumulating into
+    ``acc`` (``torch.addmm(..., out_dtype=)``, CUDA) where torch has it, no (N, H) 16-bit temporary; else
+    ``acc += a @ b``."""
+    if a.dtype != acc.dtype and acc.is_cuda and _ADDMM_OUT_DTYPE != [False]:
+        try:
+            torch.addmm(acc, a, b, out_dtype=acc.dtype, out=acc)
+            _ADDMM_OUT_DTYPE[:] = [True]
+            return
+        except (TypeError, RuntimeError):
+            if _ADDMM_OUT_DTYPE == [True]:
+                raise
+            _ADDMM_OUT_DTYPE[:] = [False]
+    acc += a @ b
 
 
 @zoo_custom_op("cudal1::fused_linear_cross_entropy", mutates_args=(), backward=_backward, setup_context=_setup,
