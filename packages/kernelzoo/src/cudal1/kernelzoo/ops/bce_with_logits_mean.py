@@ -8,6 +8,11 @@
 one read of logits and targets, a row-sized write, against about ten elementwise passes and a reduction
 in eager PyTorch. With a GEMM's output as ``logits`` and the linear layer's bias as ``bias``, a linear +
 BCE head costs the GEMM plus one read.
+
+Backward (CUDA, fp32/bf16/fp16; :mod:`._loss_backward`): one elementwise pass writes ``dlogits = g[r] / N *
+(sigmoid(z) - t)``, where wanted ``dtargets = -g[r] / N * z`` (torch's target gradient), and ``dbias``, the
+column sums of ``dlogits`` kept in fp32 registers per band of rows (``g`` read from the device, no host sync).
+The reference's vector-Jacobian product elsewhere.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import torch
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
+from ._loss_backward import CONFIGS as LOSS_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._loss_backward import backward_kernel, pointwise_loss_backward_launch
 
 __all__ = ["CONFIGS", "bce_with_logits_mean", "bce_with_logits_mean_launch", "bce_with_logits_mean_ref"]
 
@@ -85,7 +92,17 @@ def bce_with_logits_mean_launch(logits: torch.Tensor, targets: torch.Tensor, bia
     return y
 
 
-@zoo_custom_op("cudal1::bce_with_logits_mean", mutates_args=(), ref=bce_with_logits_mean_ref)
+def _bce_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (logits, targets, bias), (g,) = args, grads
+    if g is None or not on_kernels(logits, targets, *([] if bias is None else [bias])):
+        return None
+    return pointwise_loss_backward_launch("bce", logits, targets, g, bias=bias,
+                                          wants=(needs[0], needs[1], bias is not None and needs[2]))
+
+
+@zoo_custom_op("cudal1::bce_with_logits_mean", mutates_args=(), ref=bce_with_logits_mean_ref,
+               fast_backward=_bce_backward)
 def _bce_op(logits: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     if logits.is_cuda:
         return bce_with_logits_mean_launch(logits, targets, bias)
@@ -107,4 +124,5 @@ def bce_with_logits_mean(logits: torch.Tensor, targets: torch.Tensor, bias: torc
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_bce_mean_kernel", {"z_ptr": "*fp32", "t_ptr": "*fp32", "b_ptr": "*fp32",
                                                     "y_ptr": "*fp32", "n_rows": "i64", "n_cols": "i32"},
-                               constexprs={"HAS_B": True, "ROWS": 2, "BLOCK_N": 2048})]
+                               constexprs={"HAS_B": True, "ROWS": 2, "BLOCK_N": 2048}),
+                  backward_kernel("bce", bias=True)]

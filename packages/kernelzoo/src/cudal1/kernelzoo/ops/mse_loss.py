@@ -4,6 +4,10 @@
 Shapes: ``predictions``, ``targets`` (..., D), same shape; float32 (fp16/bf16 read, fp32 math, output in the
 input dtype); output (...). One program per row, one pass: reads 2 * rows * D elements, writes ``rows``
 values (eager writes and re-reads the elementwise (rows, D) loss: twice the traffic and a full-size temporary).
+
+Backward (CUDA, fp32/bf16/fp16; :mod:`._loss_backward`): one elementwise pass writes ``dpred = 2 * (pred -
+target) * g[i] / D`` and, where the targets want a gradient, ``dtarget = -dpred``, with ``g`` read from the device;
+the reference's vector-Jacobian product elsewhere.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
+from ._loss_backward import CONFIGS as LOSS_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._loss_backward import backward_kernel, pointwise_loss_backward_launch
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out
 
 __all__ = ["CONFIGS", "mse_loss", "mse_loss_launch", "mse_loss_ref"]
@@ -51,7 +57,16 @@ def mse_loss_launch(predictions: torch.Tensor, targets: torch.Tensor, config: di
     return out
 
 
-@zoo_custom_op("cudal1::mse_loss", mutates_args=(), ref=mse_loss_ref)
+def _mse_loss_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (predictions, targets), (g,) = args, grads
+    if g is None or not on_kernels(predictions, targets):
+        return None
+    dp, dt, _ = pointwise_loss_backward_launch("mse", predictions, targets, g, wants=(needs[0], needs[1], False))
+    return dp, dt
+
+
+@zoo_custom_op("cudal1::mse_loss", mutates_args=(), ref=mse_loss_ref, fast_backward=_mse_loss_backward)
 def _mse_loss_op(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     if predictions.is_cuda:
         return mse_loss_launch(predictions, targets)
@@ -72,4 +87,5 @@ def mse_loss(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_mse_loss_kernel", {"p_ptr": "*fp32", "t_ptr": "*fp32", "out_ptr": "*fp32",
-                                                    "n_cols": "i32"})]
+                                                    "n_cols": "i32"}),
+                  backward_kernel("mse")]

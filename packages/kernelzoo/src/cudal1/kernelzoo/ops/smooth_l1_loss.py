@@ -5,6 +5,11 @@
 Shapes: ``predictions``, ``targets`` (..., D), same shape; float32 (fp32 math); output (...). One program per
 row, one pass: reads 2 * rows * D elements, writes ``rows`` values (eager: twice the traffic plus a
 full-size temporary).
+
+Backward (CUDA, fp32/bf16/fp16; :mod:`._loss_backward`): one elementwise pass writes ``dpred = g[i] / D *
+(-1 if d <= -beta, 1 if d >= beta, else d / beta)`` (``d = pred - target``; torch's kinks: +-1 at ``|d| ==
+beta``) and, where the targets want a gradient, ``dtarget = -dpred``; ``beta == 0`` is torch's ``l1_loss``,
+``sgn(d)`` (0 at ``d == 0``). The reference's vector-Jacobian product elsewhere.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import torch
 
 from .._triton import tl, triton
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
+from ._loss_backward import CONFIGS as LOSS_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._loss_backward import backward_kernel, pointwise_loss_backward_launch
 from ._loss_rows import CONFIGS, check_rows, config_for, row_block, rows_out
 
 __all__ = ["CONFIGS", "smooth_l1_loss", "smooth_l1_loss_launch", "smooth_l1_loss_ref"]
@@ -60,7 +67,18 @@ def smooth_l1_loss_launch(predictions: torch.Tensor, targets: torch.Tensor, beta
     return out
 
 
-@zoo_custom_op("cudal1::smooth_l1_loss", mutates_args=(), ref=smooth_l1_loss_ref)
+def _smooth_l1_loss_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (predictions, targets, beta), (g,) = args, grads
+    if g is None or not on_kernels(predictions, targets):
+        return None
+    dp, dt, _ = pointwise_loss_backward_launch("smooth_l1" if beta > 0 else "l1", predictions, targets, g, beta=beta,
+                                               wants=(needs[0], needs[1], False))
+    return dp, dt, None
+
+
+@zoo_custom_op("cudal1::smooth_l1_loss", mutates_args=(), ref=smooth_l1_loss_ref,
+               fast_backward=_smooth_l1_loss_backward)
 def _smooth_l1_loss_op(predictions: torch.Tensor, targets: torch.Tensor, beta: float) -> torch.Tensor:
     if predictions.is_cuda:
         return smooth_l1_loss_launch(predictions, targets, beta)
@@ -83,4 +101,4 @@ def smooth_l1_loss(predictions: torch.Tensor, targets: torch.Tensor, beta: float
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_smooth_l1_loss_kernel", {
     "p_ptr": "*fp32", "t_ptr": "*fp32", "out_ptr": "*fp32", "n_cols": "i32", "beta": "fp32",
-    "half_inv_beta": "fp32"})]
+    "half_inv_beta": "fp32"}), backward_kernel("smooth_l1"), backward_kernel("l1")]
