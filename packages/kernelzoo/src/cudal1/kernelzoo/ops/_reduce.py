@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -197,18 +198,20 @@ def reduce_kernels(kind: str) -> list[TritonKernel]:
     ]
 
 
-def reduce_op(kind: str, ref: Callable[[torch.Tensor, int, bool], torch.Tensor]
+def reduce_op(kind: str, ref: Callable[[torch.Tensor, int, bool], torch.Tensor],
+              fast_backward: Callable[..., Any] | None = None,
               ) -> tuple[Callable[..., torch.Tensor], Callable[..., torch.Tensor]]:
     """(launcher, public function) of the ``<kind>_dim`` op: the launcher runs :func:`reduce_dim_launch`;
     the public function is ``torch.ops.cudal1.<kind>_dim`` (registered here with a fake implementation for
-    ``torch.compile``, the reference as CPU fallback), called directly in eager mode."""
+    ``torch.compile``, the reference as CPU fallback), called directly in eager mode. ``fast_backward``: the
+    reduction's own backward (``registry.kernel_backward``; ``_rows_backward.REDUCE_BACKWARDS``)."""
     name = f"{kind}_dim"
 
     def launch(x: torch.Tensor, dim: int, keepdim: bool = False, row_config: dict | None = None,
                mid_config: dict | None = None) -> torch.Tensor:
         return reduce_dim_launch(x, dim, kind, keepdim, row_config, mid_config)
 
-    @zoo_custom_op(f"cudal1::{name}", mutates_args=(), ref=ref)
+    @zoo_custom_op(f"cudal1::{name}", mutates_args=(), ref=ref, fast_backward=fast_backward)
     def op(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
         return launch(x, dim, keepdim) if x.is_cuda else ref(x, dim, keepdim)
 

@@ -4,6 +4,10 @@
 Shapes: ``x`` (..., N), any N; float32 (fp16/bf16 computed in fp32; sum of squares in fp32); output like
 ``x``. Rows up to ``MAX_N`` elements stay in registers (one read, one write: 8 bytes per fp32 element,
 against eager's norm + clamp + divide); longer rows take a sum-of-squares pass and a write pass.
+
+Backward (CUDA, fp32/bf16/fp16): ``dx = (dy - y * sum(dy * y)) / max(||x||, eps)``, ``dy / eps`` on rows whose
+norm is below ``eps`` (the clamp, as torch), recomputed in fp32 from ``x`` (``_rows_backward``: one read of ``x``
+and ``dy`` for rows up to its MAX_N); the reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._rows import row_tile
+from ._rows_backward import CONFIGS as ROWS_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._rows_backward import TILE_CONFIGS as ROWS_BWD_TILE_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._rows_backward import kernels as backward_kernels
+from ._rows_backward import row_fast_backward
 
 __all__ = ["CONFIGS", "l2_normalize", "l2_normalize_launch", "l2_normalize_ref"]
 
@@ -85,7 +93,8 @@ def l2_normalize_launch(x: torch.Tensor, eps: float = 1e-12, config: dict | None
     return y
 
 
-@zoo_custom_op("cudal1::l2_normalize", mutates_args=(), ref=l2_normalize_ref)
+@zoo_custom_op("cudal1::l2_normalize", mutates_args=(), ref=l2_normalize_ref,
+               fast_backward=row_fast_backward("l2_normalize"))
 def _l2_normalize_op(x: torch.Tensor, eps: float) -> torch.Tensor:
     return l2_normalize_launch(x, eps) if x.is_cuda else l2_normalize_ref(x, eps)
 
@@ -106,4 +115,5 @@ TRITON_KERNELS = [
     TritonKernel("_l2_normalize_tile_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32",
                                                "eps": "fp32"}, configs="TILE_CONFIGS"),
     TritonKernel("_l2_normalize_loop_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"}),
+    *backward_kernels("l2_normalize"),
 ]

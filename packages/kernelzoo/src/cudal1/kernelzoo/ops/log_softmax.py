@@ -3,6 +3,9 @@
 Shapes: ``x`` (..., N), any N; float32 (fp16/bf16 computed in fp32); output like ``x``. Rows up to
 ``MAX_N`` elements stay in registers (one read, one write: 8 bytes per fp32 element, the minimum); longer
 rows take an online max/sum pass and a write pass (two reads, one write). Rows of -inf give NaN, as torch.
+
+Backward (CUDA, fp32/bf16/fp16): ``dx = dy - softmax(x) * sum(dy)`` with the softmax recomputed in fp32 from
+``x`` (``_rows_backward``: one read of ``x`` and ``dy`` for rows up to its MAX_N); the reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
 from ..registry import call, zoo_custom_op
 from ._rows import row_tile
+from ._rows_backward import CONFIGS as ROWS_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._rows_backward import TILE_CONFIGS as ROWS_BWD_TILE_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._rows_backward import kernels as backward_kernels
+from ._rows_backward import row_fast_backward
 
 __all__ = ["CONFIGS", "log_softmax", "log_softmax_launch", "log_softmax_ref"]
 
@@ -95,7 +102,8 @@ def log_softmax_launch(x: torch.Tensor, config: dict | None = None) -> torch.Ten
     return y
 
 
-@zoo_custom_op("cudal1::log_softmax", mutates_args=(), ref=log_softmax_ref)
+@zoo_custom_op("cudal1::log_softmax", mutates_args=(), ref=log_softmax_ref,
+               fast_backward=row_fast_backward("log_softmax"))
 def _log_softmax_op(x: torch.Tensor) -> torch.Tensor:
     return log_softmax_launch(x) if x.is_cuda else log_softmax_ref(x)
 
@@ -116,4 +124,5 @@ TRITON_KERNELS = [
     TritonKernel("_log_softmax_tile_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32"},
                  configs="TILE_CONFIGS"),
     TritonKernel("_log_softmax_loop_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"}),
+    *backward_kernels("log_softmax"),
 ]

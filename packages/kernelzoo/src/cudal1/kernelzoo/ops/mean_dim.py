@@ -4,6 +4,10 @@ Shapes: ``x`` any shape, float32 (fp16/bf16 accumulated in fp32); ``dim`` any (n
 end); output ``x.shape`` without ``dim`` (kept as 1 with ``keepdim``), ``x``'s dtype. Memory-bound: one
 read of the input (4 bytes per fp32 element), no transpose: a last dimension is reduced along contiguous
 rows, a middle one with tiles coalesced along the contiguous inner dimension (see :mod:`._reduce`).
+
+Backward (every device): ``dx = dy / R`` broadcast back over ``dim``: the division on the small ``dy``, then an
+expanded view; no kernel could do better than not writing the R-times larger tensor
+(``_rows_backward.expand_backward``; torch's VJP divides after expanding, a full write).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from ._reduce import MID_CONFIGS, ROW_CONFIGS, reduce_kernels, reduce_op
+from ._rows_backward import REDUCE_BACKWARDS
 
 __all__ = ["MID_CONFIGS", "ROW_CONFIGS", "mean_dim", "mean_dim_launch", "mean_dim_ref"]
 
@@ -24,7 +29,7 @@ def mean_dim_ref(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tens
 #: interpreter included); ``mean_dim(x, dim, keepdim=False)`` is the public op: mean of ``x`` over ``dim``,
 #: shape ``x.shape`` without ``dim`` (1 with ``keepdim``), ``x``'s dtype; Triton on CUDA, the reference on CPU;
 #: ``torch.ops.cudal1.mean_dim`` under ``torch.compile``.
-mean_dim_launch, mean_dim = reduce_op("mean", mean_dim_ref)
+mean_dim_launch, mean_dim = reduce_op("mean", mean_dim_ref, REDUCE_BACKWARDS["mean"])
 
 #: for ``python -m cudal1.kernelzoo.compile_targets`` (the shared kernels of ``_reduce``)
 TRITON_KERNELS = reduce_kernels("mean")

@@ -5,6 +5,10 @@ Shapes: ``x`` (..., N), any N; float32 (fp16/bf16 computed in fp32); output like
 one read, one write. Longer rows: one program per row, an online max/sum pass, then a normalising pass
 (two reads, one write). CUDA C
 (``softmax_launch_cuda``, float32): one block per row held in registers where it fits (one read, one write).
+
+Backward (CUDA, fp32/bf16/fp16): ``dx = p * (dy - sum(dy * p))`` with ``p`` recomputed in fp32 from ``x``
+(``_rows_backward``: rows up to its MAX_N in registers, one read of ``x`` and ``dy``; longer rows looped); the
+reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
 from ..registry import call, zoo_custom_op
 from ._rows import row_tile
+from ._rows_backward import CONFIGS as ROWS_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._rows_backward import TILE_CONFIGS as ROWS_BWD_TILE_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._rows_backward import kernels as backward_kernels
+from ._rows_backward import row_fast_backward
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "softmax", "softmax_launch", "softmax_launch_cuda", "softmax_ref"]
@@ -144,7 +152,7 @@ def softmax_launch_cuda(x: torch.Tensor, config: dict | None = None) -> torch.Te
     return row_launch_cuda(_CUDA, x, (), (), config or pick(CONFIGS, x.device if x.is_cuda else None))
 
 
-@zoo_custom_op("cudal1::softmax", mutates_args=(), ref=softmax_ref)
+@zoo_custom_op("cudal1::softmax", mutates_args=(), ref=softmax_ref, fast_backward=row_fast_backward("softmax"))
 def _softmax_op(x: torch.Tensor) -> torch.Tensor:
     if not x.is_cuda:
         return softmax_ref(x)
@@ -166,6 +174,7 @@ TRITON_KERNELS = [
     TritonKernel("_softmax_tile_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32"},
                  configs="TILE_CONFIGS"),
     TritonKernel("_softmax_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32"}),
+    *backward_kernels("softmax"),
 ]
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]
