@@ -6,6 +6,10 @@ Shapes: ``x`` (N, C, D, H, W) or (C, D, H, W), float32; output (..., OD, OH, OW)
 one read of ``x`` and one write of the output (4*(N*C*D*H*W + N*C*OD*OH*OW) bytes). Padding counts toward the divisor
 (``count_include_pad=True``, PyTorch's default) unless ``count_include_pad=False``.
 Kernel: :mod:`._pool` (one program per output tile, window taps unrolled).
+
+Backward (CUDA): :mod:`._pool_backward`'s gather kernel, each input element's gradient summed from the
+``dy / divisor`` of the windows containing it (no atomics, deterministic; ``x`` itself is not read); the
+reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ import torch
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 from ._pool import POOL_SIGNATURE, _pool_kernel, pool_launch  # noqa: F401  (_pool_kernel: TRITON_KERNELS)
+from ._pool_backward import CONFIGS as POOL_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._pool_backward import avg_pool_backward_launch, kernels
 
 __all__ = ["CONFIGS", "avg_pool3d", "avg_pool3d_launch", "avg_pool3d_ref"]
 
@@ -41,7 +47,19 @@ def avg_pool3d_launch(x: torch.Tensor, kernel_size, stride=None, padding=0, coun
     return pool_launch(x, 3, kernel_size, stride, padding, False, count_include_pad, cfg)
 
 
-@zoo_custom_op("cudal1::avg_pool3d", mutates_args=(), ref=avg_pool3d_ref)
+def _avg_pool3d_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    x, kernel_size, stride, padding, *rest = args
+    (dy,) = grads
+    if not on_kernels(x):
+        return None
+    if dy is None or not needs[0]:
+        return (None,) * len(args)
+    dx = avg_pool_backward_launch(x, dy, 3, kernel_size, stride, padding, rest[0] if rest else True)
+    return (dx, *(None for _ in args[1:]))
+
+
+@zoo_custom_op("cudal1::avg_pool3d", mutates_args=(), ref=avg_pool3d_ref, fast_backward=_avg_pool3d_backward)
 def _avg_pool3d_op(x: torch.Tensor, kernel_size: list[int], stride: list[int], padding: list[int], count_include_pad: bool = True
              ) -> torch.Tensor:
     if x.is_cuda:
@@ -67,5 +85,8 @@ def avg_pool3d(x: torch.Tensor, kernel_size: int | list[int], stride: int | list
     return call("avg_pool3d", x, _ints(kernel_size), _ints(stride), _ints(padding), count_include_pad)
 
 
-#: for ``python -m cudal1.kernelzoo.compile_targets`` (compiled with the task's window)
-TRITON_KERNELS = [TritonKernel("_pool_kernel", POOL_SIGNATURE, constexprs={"KD": 3, "KH": 3, "KW": 3, "SD": 2, "SH": 2, "SW": 2, "PD": 1, "PH": 1, "PW": 1, "IS_MAX": False, "COUNT_PAD": True})]
+#: for ``python -m cudal1.kernelzoo.compile_targets`` (compiled with the task's window; the backward from
+#: :mod:`._pool_backward`)
+_WINDOW = {"KD": 3, "KH": 3, "KW": 3, "SD": 2, "SH": 2, "SW": 2, "PD": 1, "PH": 1, "PW": 1, "COUNT_PAD": True}
+TRITON_KERNELS = [TritonKernel("_pool_kernel", POOL_SIGNATURE, constexprs={**_WINDOW, "IS_MAX": False}),
+                  *kernels(avg=_WINDOW)]

@@ -6,6 +6,11 @@ which equals ``max_pool2d(relu(x + bias[c]), 2)`` exactly: adding a per-channel 
 monotone, so they commute with the max. Shapes: ``x`` (B, C, H, W); ``bias`` (C,) or None; float32; output
 (B, C, H // 2, W // 2). Memory traffic: one read of ``x`` and a quarter-sized write, against bias, ReLU and
 pooling passes in eager PyTorch. NaN inputs are not propagated the way max_pool2d does.
+
+Backward (CUDA, fp32/bf16/fp16): :mod:`._pool_backward`'s max-pool gather kernel over ``z = x + bias[c]``:
+each window's ``dy`` goes to its argmax (PyTorch's rule: first maximum, last NaN) where ``relu`` passes it
+(``z > 0`` or NaN, as the reference's autograd), and ``dbias`` is the per-channel sum of that gradient (fp32
+partials per tile, summed after: deterministic). The reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import torch
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
+from ._pool_backward import CONFIGS as POOL_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._pool_backward import kernels, max_pool2d_backward_launch
 
 __all__ = ["CONFIGS", "bias_relu_max_pool2d", "bias_relu_max_pool2d_launch", "bias_relu_max_pool2d_ref"]
 
@@ -82,7 +89,20 @@ def bias_relu_max_pool2d_launch(x: torch.Tensor, bias: torch.Tensor | None = Non
     return y
 
 
-@zoo_custom_op("cudal1::bias_relu_max_pool2d", mutates_args=(), ref=bias_relu_max_pool2d_ref)
+def _bias_relu_max_pool2d_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    x, bias = args
+    (dy,) = grads
+    if not on_kernels(x, *(() if bias is None else (bias,))):
+        return None
+    need_db = bias is not None and needs[1]
+    if dy is None or not (needs[0] or need_db):
+        return None, None
+    return max_pool2d_backward_launch(x, dy, 2, 2, 0, bias=bias, relu=True, need_dx=needs[0], need_dbias=need_db)
+
+
+@zoo_custom_op("cudal1::bias_relu_max_pool2d", mutates_args=(), ref=bias_relu_max_pool2d_ref,
+               fast_backward=_bias_relu_max_pool2d_backward)
 def _op(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return bias_relu_max_pool2d_launch(x, bias) if x.is_cuda else bias_relu_max_pool2d_ref(x, bias).contiguous()
 
@@ -103,4 +123,6 @@ def bias_relu_max_pool2d(x: torch.Tensor, bias: torch.Tensor | None = None) -> t
 TRITON_KERNELS = [TritonKernel("_bias_relu_max_pool2d_kernel",
                                {"x_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32", "n_channels": "i32",
                                 "height": "i32", "width": "i32", "out_h": "i32", "out_w": "i32"},
-                               constexprs={"HAS_B": True})]
+                               constexprs={"HAS_B": True}),
+                  *kernels(max2d={"KH": 2, "KW": 2, "SH": 2, "SW": 2, "PH": 0, "PW": 0, "RELU": True, "HAS_B": True,
+                                  "NEED_DX": True, "NEED_DB": True})]

@@ -7,6 +7,11 @@ end (fp32 throughout; the summation order differs from cuBLAS's, so results agre
 
 cuBLAS's GEMV already reads ``a`` at close to the copy bandwidth on an H100 (2.99 TB/s at 32768 x 32768; this
 kernel 3.05 TB/s, benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), so it is ~1.0x; ``CONFIGS[family]["backend"]`` selects it ("triton") or cuBLAS ("torch").
+
+Backward (CUDA, registered with the op): ``dA = outer(dy, x)`` (one write of A's size) and ``dx = A^T @ dy``
+(cuBLAS's transposed GEMV, one read of ``a``), each only when wanted, no forward recompute. Both are single
+memory-bound passes already at the copy bandwidth in PyTorch (as the forward's cuBLAS GEMV), so a custom
+kernel would have nothing to fuse.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import torch
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 
 __all__ = ["CONFIGS", "matvec", "matvec_launch", "matvec_ref"]
 
@@ -81,7 +86,21 @@ def matvec_launch(a: torch.Tensor, x: torch.Tensor, config: dict | None = None) 
     return y if x.dim() == 1 else y.view(m, 1)
 
 
-@zoo_custom_op("cudal1::matvec", mutates_args=(), ref=matvec_ref)
+def _matvec_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """``(dA, dx)`` with PyTorch's outer product and cuBLAS GEMV on CUDA (see the module docstring), None
+    elsewhere (the reference's VJP, ``registry.kernel_backward``)."""
+    (a, x), (dy,) = args, grads
+    if not on_kernels(a, x):
+        return None
+    if dy is None:
+        return None, None
+    g = dy.reshape(-1)
+    da = torch.outer(g, x.reshape(-1)) if needs[0] else None
+    dx = torch.mv(a.T, g).view(x.shape) if needs[1] else None
+    return da, dx
+
+
+@zoo_custom_op("cudal1::matvec", mutates_args=(), ref=matvec_ref, fast_backward=_matvec_backward)
 def _matvec_op(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     if not a.is_cuda or pick(CONFIGS, a.device)["backend"] == "torch":
         return matvec_ref(a, x).contiguous()
