@@ -51,7 +51,7 @@ def test_solutions_name_resolves_to_the_released_folder():
 
 @needs_install
 def test_unknown_solution_set_is_a_usage_error(capsys):
-    with pytest.raises(UsageError, match="installed sets: kernelzoo"):
+    with pytest.raises(UsageError, match="installed sets: kernelbench-v0, kernelzoo"):
         resolve_solutions("no-such-set")
     assert main(["--suite", "builtin", "--solutions", "no-such-set"]) == 2
     assert "does not exist" in capsys.readouterr().err

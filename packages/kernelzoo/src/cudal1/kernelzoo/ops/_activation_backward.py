@@ -20,18 +20,16 @@ from ..kernel_specs import TritonKernel
 from ..registry import on_kernels
 from ._elementwise import CONFIGS
 
-__all__ = ["ACTIVATIONS", "activation_backward_launch", "fast_backward", "kernels"]
+__all__ = ["ACTIVATIONS", "activation_backward_launch", "derivative", "fast_backward", "fused_act_grad", "kernels"]
 
 #: activation -> the kernel's ACT code
 ACTIVATIONS = {"relu": 0, "gelu": 1, "silu": 2, "tanh": 3, "elu": 4, "hardswish": 5, "leaky_relu": 6, "softplus": 7}
 
 
 @triton.jit
-def _act_bwd_kernel(x_ptr, dy_ptr, dx_ptr, n, a, b, ACT: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+def derivative(x, a, b, ACT: tl.constexpr):
+    """``act'(x)`` in fp32 for activation code ``ACT`` (:data:`ACTIVATIONS`); ``a``, ``b``: elu's alpha,
+    leaky_relu's slope, softplus's beta and threshold (unused by the others). Kinks as PyTorch takes them."""
     if ACT == 0:  # relu
         d = tl.where(x > 0.0, 1.0, 0.0)
     elif ACT == 1:  # gelu, erf form: Phi(x) + x * phi(x)
@@ -51,6 +49,23 @@ def _act_bwd_kernel(x_ptr, dy_ptr, dx_ptr, n, a, b, ACT: tl.constexpr, BLOCK: tl
     else:  # softplus (a = beta, b = threshold)
         z = tl.exp(tl.minimum(x * a, b))
         d = tl.where(x * a > b, 1.0, z / (z + 1.0))
+    return d
+
+
+@triton.jit
+def fused_act_grad(z, ACT: tl.constexpr):
+    """``act'(z)`` for the fused ops' activation codes (``_fused_norm.ACTIVATIONS``: 1 relu, 2 gelu (erf), 3 silu;
+    callers skip 0, none), used by the backward kernels of the fused norms and the bias epilogues."""
+    return derivative(z, 0.0, 0.0, ACT - 1)
+
+
+@triton.jit
+def _act_bwd_kernel(x_ptr, dy_ptr, dx_ptr, n, a, b, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    d = derivative(x, a, b, ACT)
     tl.store(dx_ptr + offs, (dy * d).to(dx_ptr.dtype.element_ty), mask=mask)
 
 

@@ -9,6 +9,11 @@ float32, statistics in fp32; output like ``x``. Memory traffic: one read of ``x`
 norm, activation). ``add_layer_norm_`` writes the result over ``out`` (the pre-norm input, e.g. a GEMM
 output: the linear layer's bias goes in ``pre_bias``), so a linear + residual + norm sub-layer costs the
 GEMM plus one read and one write.
+
+Backward (CUDA, fp32/bf16/fp16, rows up to the kernel's MAX_N): the shared row-norm backward kernel
+(``_norm_backward``) recomputes ``h`` and the statistics from ``x``, ``pre_bias`` and ``residual``, and the
+activation's derivative at the affine output, and writes ``dh`` once (``dx = dresidual = dh``) with ``dweight``,
+``dbias``, ``dpre_bias`` as per-program column sums; the reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from ._fused_norm import (
     activate,
     fused_norm_launch,
 )
+from ._norm_backward import CONFIGS as NORM_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._norm_backward import backward_kernel, fused_norm_backward_launch, takes
 
 __all__ = ["ACTIVATIONS", "CONFIGS", "add_layer_norm", "add_layer_norm_", "add_layer_norm_launch", "add_layer_norm_ref"]
 
@@ -61,7 +68,19 @@ def add_layer_norm_launch(x: torch.Tensor, residual: torch.Tensor | None = None,
                              config=config)
 
 
-@zoo_custom_op("cudal1::add_layer_norm", mutates_args=(), ref=add_layer_norm_ref)
+def _add_layer_norm_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (x, residual, weight, bias, pre_bias, eps, activation), (dy,) = args, grads
+    if dy is None or not takes(x, weight, residual, bias, pre_bias):
+        return None
+    dh, dw, db, dpb = fused_norm_backward_launch(x, dy, x.numel() // x.shape[-1], eps, residual=residual,
+                                                 pre_bias=pre_bias, weight=weight, bias=bias, activation=activation)
+    return (dh if needs[0] else None, dh.to(residual.dtype) if needs[1] else None, dw if needs[2] else None,
+            db if needs[3] else None, dpb if needs[4] else None, None, None)
+
+
+@zoo_custom_op("cudal1::add_layer_norm", mutates_args=(), ref=add_layer_norm_ref,
+               fast_backward=_add_layer_norm_backward)
 def _add_layer_norm_op(x: torch.Tensor, residual: torch.Tensor | None, weight: torch.Tensor | None,
                        bias: torch.Tensor | None, pre_bias: torch.Tensor | None, eps: float,
                        activation: str) -> torch.Tensor:
@@ -122,4 +141,5 @@ TRITON_KERNELS = [
                  constexprs=dict(BASE_CONSTEXPRS, HAS_RES=True, HAS_PRE_BIAS=True, ROWS=4, BLOCK_N=1024)),
     TritonKernel("_fused_norm_kernel", SIGNATURE,
                  constexprs=dict(BASE_CONSTEXPRS, HAS_RES=True, ONE_TILE=False, ACT=2)),
+    backward_kernel(rms=False, bias=True, residual=True, pre_bias=True, act=2),
 ]

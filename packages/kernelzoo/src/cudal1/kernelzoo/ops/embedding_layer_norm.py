@@ -6,6 +6,12 @@ Shapes: ``ids`` int64 (B, S) in [0, V); ``tokens`` (V, N); ``positions`` (P, N) 
 ``bias`` (N,); float32, statistics in fp32; output (B, S, N). Memory traffic: the gathered rows are read
 once and the output written once (position rows stay in cache), against a gather, a broadcast add and a
 layer norm (three writes, four reads) in eager PyTorch. Indices are not range-checked on the GPU.
+
+Backward (CUDA, fp32/bf16/fp16, rows up to the kernel's MAX_N): the shared row-norm backward kernel
+(``_norm_backward``) gathers the rows again, recomputes the statistics and writes each row's gradient ``dh`` in
+fp32 with ``dweight``, ``dbias`` as per-program column sums; ``dtokens`` is ``dh`` scattered by id
+(``index_add_`` in fp32: repeated ids accumulate before the one rounding), ``dpositions[:S]`` the sum of ``dh``
+over the batch. The reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from ._fused_norm import (
     fused_norm_launch,
 )
 from ._index import check_index_range
+from ._norm_backward import CONFIGS as NORM_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._norm_backward import backward_kernel, fused_norm_backward_launch, takes
 
 __all__ = ["CONFIGS", "embedding_layer_norm", "embedding_layer_norm_launch", "embedding_layer_norm_ref"]
 
@@ -57,7 +65,30 @@ def embedding_layer_norm_launch(ids: torch.Tensor, tokens: torch.Tensor, positio
                              res_period=max(s, 1), weight=weight, bias=bias, eps=eps, config=config)
 
 
-@zoo_custom_op("cudal1::embedding_layer_norm", mutates_args=(), ref=embedding_layer_norm_ref)
+def _embedding_layer_norm_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (ids, tokens, positions, weight, bias, eps), (dy,) = args, grads
+    if dy is None or not takes(tokens, weight, positions, bias):
+        return None
+    b, s = ids.shape
+    n = tokens.shape[1]
+    dh, dw, db, _ = fused_norm_backward_launch(tokens, dy, b * s, eps, ids=ids, residual=positions[:s],
+                                               res_period=max(s, 1), weight=weight, bias=bias,
+                                               dx_dtype=torch.float32)
+    dh = dh.view(b * s, n)
+    dtok = dpos = None
+    if needs[1]:
+        dtok = torch.zeros(tokens.shape, dtype=torch.float32, device=dh.device).index_add_(0, ids.reshape(-1), dh)
+        dtok = dtok.to(tokens.dtype)
+    if needs[2]:
+        dpos = torch.zeros(positions.shape, dtype=torch.float32, device=dh.device)
+        dpos[:s] = dh.view(b, s, n).sum(0)
+        dpos = dpos.to(positions.dtype)
+    return None, dtok, dpos, dw if needs[3] else None, db if needs[4] else None, None
+
+
+@zoo_custom_op("cudal1::embedding_layer_norm", mutates_args=(), ref=embedding_layer_norm_ref,
+               fast_backward=_embedding_layer_norm_backward)
 def _embedding_layer_norm_op(ids: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor, weight: torch.Tensor,
                              bias: torch.Tensor, eps: float) -> torch.Tensor:
     if tokens.is_cuda:
@@ -81,4 +112,5 @@ def embedding_layer_norm(ids: torch.Tensor, tokens: torch.Tensor, positions: tor
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_fused_norm_kernel", SIGNATURE,
-                               constexprs=dict(BASE_CONSTEXPRS, GATHER=True, HAS_RES=True, BLOCK_N=2048))]
+                               constexprs=dict(BASE_CONSTEXPRS, GATHER=True, HAS_RES=True, BLOCK_N=2048)),
+                  backward_kernel(rms=False, bias=True, gather=True, residual=True)]

@@ -6,6 +6,11 @@ per-sample scale and shift::
 Shapes: ``x`` (B, S, N); ``scale``, ``shift`` (B, N); float32, statistics in fp32; output (B, S, N).
 Memory traffic: one read of ``x``, one write (``scale``/``shift`` rows stay in cache), against a layer norm
 plus three broadcast elementwise passes in eager PyTorch.
+
+Backward (CUDA, fp32/bf16/fp16, rows up to the kernel's MAX_N): the shared row-norm backward kernel
+(``_norm_backward``) with per-sample affine parameters ``1 + scale[b]``, ``shift[b]`` (one program group per
+sample on grid axis 1): ``dx`` once, ``dscale[b]`` and ``dshift[b]`` as per-program column sums of ``dy * xhat``
+and ``dy`` over the sample's rows. The reference's VJP elsewhere.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from ._fused_norm import (
     _fused_norm_kernel,  # noqa: F401  (named in TRITON_KERNELS)
     fused_norm_launch,
 )
+from ._norm_backward import CONFIGS as NORM_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
+from ._norm_backward import MAX_GROUPS, backward_kernel, fused_norm_backward_launch, takes
 
 __all__ = ["CONFIGS", "layer_norm_modulate", "layer_norm_modulate_launch", "layer_norm_modulate_ref"]
 
@@ -50,7 +57,18 @@ def layer_norm_modulate_launch(x: torch.Tensor, shift: torch.Tensor, scale: torc
                              eps=eps, config=config)
 
 
-@zoo_custom_op("cudal1::layer_norm_modulate", mutates_args=(), ref=layer_norm_modulate_ref)
+def _layer_norm_modulate_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (x, shift, scale, eps), (dy,) = args, grads
+    if dy is None or x.numel() == 0 or x.shape[0] > MAX_GROUPS or not takes(x, None, shift, scale):
+        return None
+    b, s, _ = x.shape
+    dx, dscale, dshift, _ = fused_norm_backward_launch(x, dy, b * s, eps, scale=scale, shift=shift, mod_group=s)
+    return dx if needs[0] else None, dshift if needs[1] else None, dscale if needs[2] else None, None
+
+
+@zoo_custom_op("cudal1::layer_norm_modulate", mutates_args=(), ref=layer_norm_modulate_ref,
+               fast_backward=_layer_norm_modulate_backward)
 def _layer_norm_modulate_op(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float) -> torch.Tensor:
     if x.is_cuda:
         return layer_norm_modulate_launch(x, shift, scale, eps)
@@ -72,4 +90,5 @@ def layer_norm_modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tenso
 
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_fused_norm_kernel", SIGNATURE,
-                               constexprs=dict(BASE_CONSTEXPRS, HAS_W=False, HAS_B=False, HAS_MOD=True))]
+                               constexprs=dict(BASE_CONSTEXPRS, HAS_W=False, HAS_B=False, HAS_MOD=True)),
+                  backward_kernel(rms=False, bias=True, mod=True)]

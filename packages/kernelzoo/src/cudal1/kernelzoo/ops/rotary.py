@@ -7,6 +7,10 @@ i.e. ``x * cat(cos, cos) + cat(-x[..., h:], x[..., :h]) * cat(sin, sin)``. Shape
 even; ``cos``, ``sin`` (S, D / 2) (the tables of ``positions x inv_freq``, built by the caller exactly as its
 reference builds them); float32, fp32 math; output like ``x``. Memory traffic: one read and one write of
 ``x`` (the tables stay in cache), against about five passes in the written-out PyTorch form.
+
+Backward (CUDA, fp32/bf16/fp16, tables without a gradient): the same kernel with ``BACKWARD`` set applies the
+transposed rotation (``sin -> -sin``) to ``dy``: one read and one write. Gradients of ``cos``/``sin`` go through
+the reference's VJP, as every case off the kernels.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import torch
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, zoo_custom_op
+from ..registry import call, on_kernels, zoo_custom_op
 
 __all__ = ["CONFIGS", "rotary", "rotary_launch", "rotary_ref", "rotary_tables"]
 
@@ -46,7 +50,7 @@ def rotary_ref(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 
 @triton.jit
 def _rotary_kernel(x_ptr, cos_ptr, sin_ptr, y_ptr, n_rows, seq, half,
-                   ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+                   ROWS: tl.constexpr, BLOCK_H: tl.constexpr, BACKWARD: tl.constexpr = False):
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_H)
     mask = (rows < n_rows)[:, None] & (cols < half)[None, :]
@@ -56,6 +60,8 @@ def _rotary_kernel(x_ptr, cos_ptr, sin_ptr, y_ptr, n_rows, seq, half,
     x2 = tl.load(x_ptr + base + half, mask=mask, other=0.0).to(tl.float32)
     c = tl.load(cos_ptr + tab, mask=mask, other=0.0)
     s = tl.load(sin_ptr + tab, mask=mask, other=0.0)
+    if BACKWARD:  # the transposed rotation: x = R(-theta) y
+        s = -s
     tl.store(y_ptr + base, (x1 * c - x2 * s).to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(y_ptr + base + half, (x2 * c + x1 * s).to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -68,8 +74,11 @@ def _check(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> None:
         raise ValueError(f"cos and sin must have shape (S, D/2) = {want}, got {tuple(cos.shape)} and {tuple(sin.shape)}")
 
 
-def rotary_launch(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, config: dict | None = None) -> torch.Tensor:
-    """Run the Triton kernel on ``x`` (..., S, D) with tables (S, D/2); returns a new tensor."""
+def rotary_launch(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, config: dict | None = None,
+                  backward: bool = False) -> torch.Tensor:
+    """Run the Triton kernel on ``x`` (..., S, D) with tables (S, D/2); returns a new contiguous tensor in ``x``'s
+    dtype. ``backward=True``: ``x`` is the output gradient and the result the input's gradient (the transposed
+    rotation)."""
     _check(x, cos, sin)
     cfg = config or pick(CONFIGS, x.device if x.is_cuda else None)
     xc = x.contiguous()
@@ -81,11 +90,19 @@ def rotary_launch(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, config:
         rows = max(1, cfg["TILE"] // (2 * bh))
         _rotary_kernel[(triton.cdiv(n_rows, rows),)](xc, cos.contiguous().float(), sin.contiguous().float(), y,
                                                      n_rows, seq, d // 2, ROWS=rows, BLOCK_H=bh,
-                                                     num_warps=cfg["num_warps"])
+                                                     BACKWARD=backward, num_warps=cfg["num_warps"])
     return y
 
 
-@zoo_custom_op("cudal1::rotary", mutates_args=(), ref=rotary_ref)
+def _rotary_backward(args: list, grads: list, needs: tuple) -> tuple | None:
+    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
+    (x, cos, sin), (dy,) = args, grads
+    if dy is None or needs[1] or needs[2] or not on_kernels(x, dy, cos, sin):
+        return None
+    return rotary_launch(dy, cos, sin, backward=True).to(x.dtype), None, None
+
+
+@zoo_custom_op("cudal1::rotary", mutates_args=(), ref=rotary_ref, fast_backward=_rotary_backward)
 def _rotary_op(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return rotary_launch(x, cos, sin) if x.is_cuda else rotary_ref(x, cos, sin).contiguous()
 
@@ -105,4 +122,7 @@ def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 #: for ``python -m cudal1.kernelzoo.compile_targets``
 TRITON_KERNELS = [TritonKernel("_rotary_kernel", {"x_ptr": "*fp32", "cos_ptr": "*fp32", "sin_ptr": "*fp32",
                                                   "y_ptr": "*fp32", "n_rows": "i64", "seq": "i32", "half": "i32"},
-                               constexprs={"ROWS": 64, "BLOCK_H": 64})]
+                               constexprs={"ROWS": 64, "BLOCK_H": 64, "BACKWARD": False}),
+                  TritonKernel("_rotary_kernel", {"x_ptr": "*bf16", "cos_ptr": "*fp32", "sin_ptr": "*fp32",
+                                                  "y_ptr": "*bf16", "n_rows": "i64", "seq": "i32", "half": "i32"},
+                               constexprs={"ROWS": 64, "BLOCK_H": 64, "BACKWARD": True})]
