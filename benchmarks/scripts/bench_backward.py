@@ -129,7 +129,7 @@ def bench(name: str, dtype: torch.dtype, reps: int) -> dict[str, Any]:
             errs = [((g.float() - e.float()).abs().max() / e.float().abs().max().clamp_min(1e-30)).item()
                     for g, e in zip(grads, grads_eager, strict=True) if g is not None and e is not None]
             row[f"{label}_grad_rel_err"] = max(errs, default=0.0)
-        row[f"{label}_ms"] = time_ms(lambda fn=fn, args=args, wrt=wrt: _step(fn, args, wrt, ups), reps=reps)
+        row[f"{label}_ms"] = time_ms(lambda fn=fn, args=args, wrt=wrt, ups=ups: _step(fn, args, wrt, ups), reps=reps)
         del args, grads
     row["speedup_vs_ref_vjp"] = row["zoo_ref_vjp_ms"] / row["zoo_ms"]
     row["speedup_vs_eager"] = row["eager_ms"] / row["zoo_ms"]
