@@ -167,8 +167,10 @@ def test_triplet_margin_backward_kernel(swap, dtype):
 
 
 def test_triplet_margin_hinge_at_zero_and_zero_distance():
-    """eps == 0: row 0 has margin + d(a, p) - d(a, n) == 1 + 1 - 2 == 0 exactly (torch: no gradient), row 1 has
-    d(a, p) == 0 (torch's norm backward: none through it, only the negative's term)."""
+    """eps == 0: row 0 has margin + d(a, p) - d(a, n) == 1 + 1 - 2 == 0 exactly, row 1 has d(a, p) == 0 (torch's
+    norm backward: none through it, only the negative's term). At the exact kink the kernel passes no gradient,
+    as torch 2.15's clamp_min does; torch 2.11 (the GPU machine's) passes it: a measure-zero point where torch
+    versions differ, so row 0 is checked against the kernel's convention and only row 1 against the reference."""
     a = torch.zeros(2, 20, device=DEV)
     p, n = a.clone(), a.clone()
     p[0, 0], n[0, 1] = 1.0, 2.0
@@ -177,9 +179,10 @@ def test_triplet_margin_hinge_at_zero_and_zero_distance():
     got = tml.triplet_margin_loss_backward_launch(a, p, n, g, 1.0, 0.0, False, wants=(True, False, True),
                                                   config=ROWS_CFG)
     want = ref_grads(lambda a, p, n: tml.triplet_margin_loss_ref(a, p, n, 1.0, 0.0, False), (a, p, n), g)
-    assert got[1] is None and torch.count_nonzero(got[0][0]) == 0 and torch.count_nonzero(got[0][1]) > 0
-    close(got[0], want[0], torch.float32, "danchor")
-    close(got[2], want[2], torch.float32, "dnegative")
+    assert got[1] is None and torch.count_nonzero(got[0][0]) == 0 and torch.count_nonzero(got[2][0]) == 0
+    assert torch.count_nonzero(got[0][1]) > 0
+    close(got[0][1:], want[0][1:], torch.float32, "danchor")
+    close(got[2][1:], want[2][1:], torch.float32, "dnegative")
 
 
 # ---- dispatch: the fast backward declines CPU tensors, and through the registered op gives the reference's -----
@@ -188,14 +191,19 @@ OPS = ["mse_loss", "smooth_l1_loss", "smooth_l1_loss(beta=0)", "bce_with_logits_
        "triplet_margin_loss"]
 
 
-def _case(name):
-    """(module, fast backward, args (fp32 CPU), which args are differentiable inputs)."""
-    x, y, z = rnd((5, 19), 20), rnd((5, 19), 21), rnd((5, 19), 22)
+def _case(name, device=DEV):
+    """(module, fast backward, args (fp32, on ``device``), which args are differentiable inputs)."""
+    mod, fast, args, wrt = _case_cpu(name)
+    return mod, fast, [a.to(device) if isinstance(a, torch.Tensor) else a for a in args], wrt
+
+
+def _case_cpu(name):
+    x, y, z = (rnd((5, 19), seed).cpu() for seed in (20, 21, 22))
     if name.startswith("smooth_l1_loss"):
         return sl1, sl1._smooth_l1_loss_backward, [x, y, 0.0 if "beta=0" in name else 0.7], (0, 1)
     return {
         "mse_loss": (mse, mse._mse_loss_backward, [x, y], (0, 1)),
-        "bce_with_logits_mean": (bce, bce._bce_backward, [x, torch.rand(5, 19), rnd((19,), 23)], (0, 1, 2)),
+        "bce_with_logits_mean": (bce, bce._bce_backward, [x, torch.rand(5, 19), rnd((19,), 23).cpu()], (0, 1, 2)),
         "cosine_embedding_loss": (cel, cel._cosine_embedding_loss_backward,
                                   [x, y, torch.tensor([1, -1, 1, -1, -1]), 0.1], (0, 1)),
         "triplet_margin_loss": (tml, tml._triplet_margin_loss_backward, [x, y, z, 1.0, 1e-6, True], (0, 1, 2)),
@@ -204,7 +212,7 @@ def _case(name):
 
 @pytest.mark.parametrize("name", OPS)
 def test_fast_backward_declines_cpu_tensors(name):
-    _, fast, args, wrt = _case(name)
+    _, fast, args, wrt = _case(name, "cpu")
     needs = tuple(i in wrt for i in range(len(args)))
     assert fast(args, [torch.ones(5)], needs) is None
     assert fast(args, [None], needs) is None
@@ -218,7 +226,7 @@ def test_registered_backward_runs_the_kernels_where_they_apply(name, only_first,
     mod, fast, args, wrt = _case(name)
     monkeypatch.setattr(mod, "on_kernels", lambda *ts: True)
     op = name.split("(")[0]
-    g = rnd((5,), 24)
+    g = rnd((5,), 24).to(DEV)
     wrt = wrt[:1] if only_first else wrt
     needs = tuple(i in wrt for i in range(len(args)))
     direct = fast(args, [g], needs)

@@ -277,8 +277,9 @@ def test_rotary_backward_is_the_transposed_rotation(kernels_on_cpu, monkeypatch,
     calls = spy(monkeypatch, ro, "rotary_launch")
     x = rnd((2, 3, 5, 8), 60, dtype)
     cos, sin = ro.rotary_tables(5, rnd((4,), 61).abs())
-    check_backward(lambda x: ro.rotary(x, cos, sin), lambda x: ro.rotary_ref(x, cos.double(), sin.double()), [x],
-                   [0], dtype, "rotary", calls)
+    c64, s64 = cos.double().cpu(), sin.double().cpu()
+    check_backward(lambda x: ro.rotary(x, cos, sin), lambda x: ro.rotary_ref(x, c64, s64), [x], [0], dtype, "rotary",
+                   calls)
 
 
 # --- dispatch ------------------------------------------------------------------------------------------------------
