@@ -73,12 +73,10 @@ def pool_out_size(size: int, k: int, s: int, p: int) -> int:
     return (size + 2 * p - k) // s + 1
 
 
-def pool_launch(x: torch.Tensor, nd: int, kernel_size, stride, padding, is_max: bool, count_include_pad: bool,
-                config: dict) -> torch.Tensor:
-    """Pool the last ``nd`` (2 or 3) dimensions of ``x`` (N, C, *spatial) or (C, *spatial) with ``config``
-    (BLOCK_H, BLOCK_W, num_warps); float32 -> float32 contiguous."""
-    if x.dtype != torch.float32:
-        raise TypeError(f"pooling takes float32 input, got {x.dtype}")
+def pool_geometry(x: torch.Tensor, nd: int, kernel_size, stride, padding
+                  ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(kernel, stride, padding, spatial, out_spatial) of ``nd``-D pooling of ``x`` (N, C, *spatial) or
+    (C, *spatial), validated (ValueError): the forward's and the backward kernels' one reading of the arguments."""
     if x.dim() not in (nd + 1, nd + 2):
         raise ValueError(f"{nd}-D pooling takes an (N, C, {nd} spatial dims) or (C, {nd} spatial dims) tensor, "
                          f"got shape {tuple(x.shape)}")
@@ -90,6 +88,16 @@ def pool_launch(x: torch.Tensor, nd: int, kernel_size, stride, padding, is_max: 
                          f"got kernel_size={k}, stride={s}, padding={p}")
     spatial = tuple(x.shape[-nd:])
     out_sp = tuple(pool_out_size(n, ki, si, pi) for n, ki, si, pi in zip(spatial, k, s, p, strict=True))
+    return k, s, p, spatial, out_sp
+
+
+def pool_launch(x: torch.Tensor, nd: int, kernel_size, stride, padding, is_max: bool, count_include_pad: bool,
+                config: dict) -> torch.Tensor:
+    """Pool the last ``nd`` (2 or 3) dimensions of ``x`` (N, C, *spatial) or (C, *spatial) with ``config``
+    (BLOCK_H, BLOCK_W, num_warps); float32 -> float32 contiguous."""
+    if x.dtype != torch.float32:
+        raise TypeError(f"pooling takes float32 input, got {x.dtype}")
+    k, s, p, spatial, out_sp = pool_geometry(x, nd, kernel_size, stride, padding)
     if any(o <= 0 for o in out_sp):
         raise ValueError(f"input spatial size {spatial} is too small for kernel_size={k}, padding={p}")
     if nd == 2:

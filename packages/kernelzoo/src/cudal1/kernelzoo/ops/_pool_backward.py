@@ -29,7 +29,7 @@ import torch
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ._pool import _triple, pool_out_size
+from ._pool import pool_geometry
 
 __all__ = ["CONFIGS", "avg_pool_backward_launch", "kernels", "max_pool2d_backward_launch"]
 
@@ -138,18 +138,9 @@ def _max_pool2d_bwd_kernel(x_ptr, b_ptr, dy_ptr, dx_ptr, dbp_ptr, C, H, W, OH, O
 
 def _geometry(x: torch.Tensor, dy: torch.Tensor, nd: int, kernel_size, stride, padding
               ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """(kernel, stride, padding, spatial, out_spatial) of ``nd``-D pooling of ``x``, validated against ``dy``."""
-    if x.dim() not in (nd + 1, nd + 2):
-        raise ValueError(f"{nd}-D pooling takes an (N, C, {nd} spatial dims) or (C, {nd} spatial dims) tensor, "
-                         f"got shape {tuple(x.shape)}")
-    k = _triple(kernel_size, nd, "kernel_size")
-    s = _triple(stride if stride is not None and stride != () else kernel_size, nd, "stride")
-    p = _triple(padding, nd, "padding")
-    if any(i <= 0 for i in k + s) or any(pi < 0 or 2 * pi > ki for pi, ki in zip(p, k, strict=True)):
-        raise ValueError(f"kernel_size and stride must be positive and padding at most half the kernel size, "
-                         f"got kernel_size={k}, stride={s}, padding={p}")
-    spatial = tuple(x.shape[-nd:])
-    out_sp = tuple(pool_out_size(n, ki, si, pi) for n, ki, si, pi in zip(spatial, k, s, p, strict=True))
+    """(kernel, stride, padding, spatial, out_spatial) of ``nd``-D pooling of ``x`` (``_pool.pool_geometry``),
+    validated against ``dy``."""
+    k, s, p, spatial, out_sp = pool_geometry(x, nd, kernel_size, stride, padding)
     if tuple(dy.shape) != (*x.shape[:-nd], *out_sp):
         raise ValueError(f"dy must have the pooled shape {(*x.shape[:-nd], *out_sp)}, got {tuple(dy.shape)}")
     return k, s, p, spatial, out_sp
