@@ -36,7 +36,8 @@ from ..registry import on_kernels
 from ._activation_backward import fused_act_grad
 from ._fused_norm import ACTIVATIONS
 
-__all__ = ["CONFIGS", "MAX_GROUPS", "backward_kernel", "fused_norm_backward_launch", "norm_backward_launch", "takes"]
+__all__ = ["CONFIGS", "MAX_GROUPS", "backward_kernel", "fused_norm_backward_launch", "norm_backward_launch", "sum_partials",
+           "sum_partials_kernel", "takes"]
 
 #: MAX_N: longest row held in registers; PROGRAMS_PER_SM: persistent programs per SM; num_warps per program,
 #: grown with the row (``_warps``)
@@ -147,6 +148,32 @@ def _warps(block_n: int, base: int) -> int:
     return max(1, min(32, max(base, block_n // 512)))
 
 
+@triton.jit
+def _sum_partials_kernel(p_ptr, out_ptr, n_parts, n_cols, BLOCK: tl.constexpr):
+    """out[k, :] = sum over j of p[k, j, :] for p (K, n_parts, n_cols) fp32; grid (cdiv(n_cols, BLOCK), K)."""
+    k = tl.program_id(1).to(tl.int64)
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    acc = tl.zeros([BLOCK], tl.float32)
+    base = k * n_parts * n_cols
+    for j in range(0, n_parts):
+        acc += tl.load(p_ptr + base + j * n_cols + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + k * n_cols + cols, acc.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def sum_partials(parts: torch.Tensor, programs: int, dtype: torch.dtype) -> torch.Tensor:
+    """The programs' partial sums ``parts`` (sums, groups * programs, N) fp32 reduced over the programs:
+    (sums * groups, N) in ``dtype`` (fp32 accumulation, one rounding), one launch."""
+    k, gp, n = parts.shape
+    groups = gp // max(programs, 1)
+    out = torch.empty((k * groups, n), dtype=dtype, device=parts.device)
+    if out.numel():
+        block = min(1024, triton.next_power_of_2(max(n, 1)))
+        _sum_partials_kernel[(triton.cdiv(n, block), k * groups)](parts, out, programs, n, BLOCK=block,
+                                                                   num_warps=4)
+    return out
+
+
 def _rows_of(t: torch.Tensor | None, shape: tuple[int, int], what: str) -> torch.Tensor | None:
     if t is None:
         return None
@@ -208,12 +235,15 @@ def fused_norm_backward_launch(x: torch.Tensor, dy: torch.Tensor, n_rows: int, e
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
         programs = max(1, sms * cfg["PROGRAMS_PER_SM"] // max(groups, 1))
     programs = max(1, min(programs, rows_per_group))
-    # every program writes its whole row of partials (rows_per_group >= programs): no zero fill needed
-    parts = {name: torch.empty((groups * programs, n_cols), dtype=torch.float32, device=x.device)
-             for name, t in (("w", weight), ("b", bias), ("p", pre_bias)) if t is not None}
+    # every program writes its whole row of partials (rows_per_group >= programs): no zero fill needed. One
+    # (sums, groups * programs, N) fp32 buffer for the wanted sums, reduced after by one kernel into one
+    # (sums * groups, N) buffer in the parameters' dtype (two launches in all: a torch sum and cast per parameter
+    # cost ~25 us of host time each on the H100's host)
+    names = [name for name, t in (("w", weight), ("b", bias), ("p", pre_bias)) if t is not None]
+    buf = torch.empty((max(len(names), 1), groups * programs, n_cols), dtype=torch.float32, device=x.device)
+    parts = {name: buf[i] for i, name in enumerate(names)}
     if not (n_rows and n_cols):
-        for p in parts.values():
-            p.zero_()
+        buf.zero_()
     else:
         _norm_bwd_kernel[(programs, groups)](
             x, ids.contiguous() if ids is not None else x, residual if residual is not None else x,
@@ -223,14 +253,21 @@ def fused_norm_backward_launch(x: torch.Tensor, dy: torch.Tensor, n_rows: int, e
             RMS=rms, HAS_DH=dh is not None, HAS_B=bias is not None, BLOCK_N=block_n, HAS_W=weight is not None,
             GATHER=ids is not None, HAS_RES=residual is not None, HAS_PRE_BIAS=pre_bias is not None, MOD=mod,
             ACT=ACTIVATIONS[activation], num_warps=_warps(block_n, cfg["num_warps"]))
+    params = {"w": weight, "b": bias, "p": pre_bias}
+    dtypes = {params[n].dtype for n in names}
+    sums = sum_partials(buf[: len(names)], programs, dtypes.pop()) if len(dtypes) == 1 else None
 
-    def total(name: str, like: torch.Tensor | None) -> torch.Tensor | None:
-        if like is None:
+    def total(name: str) -> torch.Tensor | None:
+        if name not in parts:
             return None
-        sums = parts[name].view(groups, programs, n_cols).sum(1)
-        return (sums if mod else sums[0]).to(like.dtype)
+        if sums is not None:
+            i = names.index(name)
+            got = sums[i * groups:(i + 1) * groups]
+        else:
+            got = parts[name].view(groups, programs, n_cols).sum(1).to(params[name].dtype)
+        return got if mod else got[0]
 
-    return dx, total("w", weight), total("b", bias), total("p", pre_bias)
+    return dx, total("w"), total("b"), total("p")
 
 
 def norm_backward_launch(x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor, eps: float, *, rms: bool,
@@ -256,6 +293,13 @@ _SIGNATURE = {"x_ptr": "*bf16", "ids_ptr": "*i64", "res_ptr": "*bf16", "pb_ptr":
               "b_ptr": "*bf16", "dy_ptr": "*bf16", "dh_ptr": "*bf16", "dx_ptr": "*bf16", "dwp_ptr": "*fp32",
               "dbp_ptr": "*fp32", "dpp_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32", "res_period": "i64",
               "eps": "fp32"}
+
+
+def sum_partials_kernel() -> TritonKernel:
+    """:func:`sum_partials`'s kernel as an op module declares it in ``TRITON_KERNELS`` (fp32 partials, bf16 out)."""
+    return TritonKernel(_sum_partials_kernel.__name__, {"p_ptr": "*fp32", "out_ptr": "*bf16", "n_parts": "i32",
+                                                        "n_cols": "i32"}, constexprs={"BLOCK": 1024},
+                        configs="NORM_BWD_CONFIGS", defined_in=__name__)
 
 
 def backward_kernel(*, rms: bool, dh: bool = False, bias: bool = False, weight: bool = True, gather: bool = False,

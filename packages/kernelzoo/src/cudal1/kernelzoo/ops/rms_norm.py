@@ -17,7 +17,7 @@ from ..arch import check_table, pick
 from ..kernel_specs import CudaSource, TritonKernel
 from ..registry import call, zoo_custom_op
 from ._norm_backward import CONFIGS as NORM_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
-from ._norm_backward import backward_kernel, norm_backward_launch, takes
+from ._norm_backward import backward_kernel, norm_backward_launch, sum_partials_kernel, takes
 from ._rows_cuda import ROW_COMMON, row_launch_cuda
 
 __all__ = ["CONFIGS", "CUDA_SOURCES", "rms_norm", "rms_norm_launch", "rms_norm_launch_cuda", "rms_norm_ref"]
@@ -159,6 +159,6 @@ TRITON_KERNELS = [TritonKernel("_rms_norm_kernel", {"x_ptr": "*fp32", "w_ptr": "
                                constexprs={"ONE_TILE": False}),
                   TritonKernel("_rms_norm_kernel", {"x_ptr": "*bf16", "w_ptr": "*bf16", "y_ptr": "*bf16", "n_cols": "i32", "eps": "fp32"},
                                constexprs={"ONE_TILE": True}),
-                  backward_kernel(rms=True)]
+                  backward_kernel(rms=True), sum_partials_kernel()]
 #: for the nvcc compile test and NVRTC (cudal1.kernelzoo.cuda_jit)
 CUDA_SOURCES = [_CUDA]
