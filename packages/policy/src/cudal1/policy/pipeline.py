@@ -64,9 +64,13 @@ def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None =
         out += seed_examples(tasks, pairs)
     for path in recipe.sft.data:
         out += read_jsonl(path)
-    held = list(held_out or [])
-    names = {t.name for t in held}
-    sources = [" ".join(t.source.split()) for t in held]
+    return drop_held_out(out, held_out or [])
+
+
+def drop_held_out(examples: list[dict[str, Any]], held_out: list[Task]) -> list[dict[str, Any]]:
+    """``examples`` without those of a held-out task: by name, or a prompt that holds a held-out task's source."""
+    names = {t.name for t in held_out}
+    sources = [" ".join(t.source.split()) for t in held_out]
 
     def leaks(ex: dict[str, Any]) -> bool:
         if ex.get("task") in names:
@@ -75,7 +79,7 @@ def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None =
         text = " ".join(text.split())
         return any(src and src in text for src in sources)
 
-    return [ex for ex in out if not leaks(ex)]
+    return [ex for ex in examples if not leaks(ex)]
 
 
 def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:

@@ -25,8 +25,8 @@ from cudal1.harness import Candidate, Task
 from cudal1.prompts import Exemplar, render_contrastive, render_one_shot
 from cudal1.prompts.templates import fence
 
-__all__ = ["contrastive_response", "examples_for", "read_jsonl", "reference_as_modelnew", "seed_examples",
-           "write_jsonl"]
+__all__ = ["contrastive_response", "examples_for", "measured_examples", "read_jsonl", "reference_as_modelnew",
+           "seed_examples", "write_jsonl"]
 
 
 def reference_as_modelnew(task_source: str) -> str:
@@ -95,6 +95,29 @@ def seed_examples(tasks: Sequence[Task], solutions: Iterable[tuple[Task, Candida
                             analysis="This is the reference itself, the baseline every later solution is measured "
                                      "against (speedup 1.00x).",
                             design="Reproduce the reference exactly as ModelNew: same operations, same precision.")
+    return out
+
+
+def measured_examples(tasks: Sequence[Task], solutions: Iterable[tuple[Task, Candidate]],
+                      results: dict[str, dict[str, Any]], suite: str) -> list[dict[str, Any]]:
+    """Teacher data from a solution set measured on a GPU: the examples of each solution whose result (``results``:
+    task name -> the evaluate app's record, ``status``, ``flags``, ``speedup``, ``ci``) is a real improvement by the
+    harness's one rule (:func:`cudal1.harness.flags.improves`: verified, not a copy of the reference, the speedup's
+    95% CI above 1). Each example carries ``suite``, the measured ``speedup`` and its ``ci``, so that training can
+    weigh or filter it and a held-out check can see where it came from."""
+    from cudal1.harness.flags import improves
+
+    by_name = {t.name: t for t in tasks}
+    out: list[dict[str, Any]] = []
+    for task, cand in solutions:
+        rec = results.get(task.name)
+        if task.name not in by_name or rec is None:
+            continue
+        ci = tuple(rec["ci"]) if rec.get("ci") else None
+        if not improves(rec.get("status", ""), rec.get("flags", ()), ci):
+            continue
+        for ex in examples_for(by_name[task.name], cand.source, f"teacher:{cand.origin}"):
+            out.append({**ex, "suite": suite, "speedup": rec.get("speedup"), "ci": list(ci) if ci else None})
     return out
 
 
