@@ -1,0 +1,123 @@
+"""KernelBench level 2, 89_ConvTranspose3d_MaxPool_Softmax_Subtract_Swish_Max (x: (128, 3, 16, 32, 32) fp32;
+ConvTranspose3d(3 -> 16, k=3, stride 2, padding 1, output_padding 1) -> (128, 16, 32, 64, 64), 1 GB;
+MaxPool3d(2, 2) -> (128, 16, 16, 32, 32); softmax over channels; minus ``subtract`` (16,); swish; max over
+channels -> (128, 16, 32, 32)).
+
+Eager writes the 1 GB convolution output (cuDNN is slow with 3 input channels), rereads it for the pool and
+then runs softmax, subtract, sigmoid, multiply and max over the 134 MB pooled tensor. Here ONE Triton kernel
+computes the transposed convolution directly (per output depth plane and (oh, ow) parity class only the taps
+that land there: 3.4 of 27 on average, all 16 output channels at once, fp32 FMA, no TF32): a program owns one
+pooled depth index (two output planes) and a block of pooled rows; each 2x2x2 pooling window is exactly the 8
+(plane, parity) tiles at the same (jh, jw), so the pool is an elementwise max of 8 register tiles, and the
+channel softmax, subtraction, swish and channel max follow in registers. Only the 8 MB result is written.
+Expected: many x faster than eager (reference 12.1 ms on an H100). Not yet measured on a GPU.
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _convt_s2_tile(x_ptr, w_ptr, n, od, jh, jw, pmask, D_in, H_in, W_in,
+                   PH: tl.constexpr, PW: tl.constexpr, PAD: tl.constexpr, CIN: tl.constexpr, COUT: tl.constexpr,
+                   BLOCK_P: tl.constexpr):
+    """Transposed conv (k=3, stride 2) outputs at depth ``od`` and (oh, ow) = (2 jh + PH, 2 jw + PW) for every
+    output channel: a (BLOCK_P, COUT) fp32 tile, bias not added. Only taps with matching parity are visited."""
+    co = tl.arange(0, COUT)
+    acc = tl.zeros([BLOCK_P, COUT], tl.float32)
+    plane = H_in * W_in
+    for kd in tl.static_range(3):
+        t = od + PAD - kd
+        idd = t // 2
+        if (t >= 0) & (t % 2 == 0) & (idd < D_in):
+            for kh in tl.static_range(3):
+                if (PH + PAD - kh) % 2 == 0:
+                    ih = jh + (PH + PAD - kh) // 2
+                    for kw in tl.static_range(3):
+                        if (PW + PAD - kw) % 2 == 0:
+                            iw = jw + (PW + PAD - kw) // 2
+                            m = pmask & (ih >= 0) & (ih < H_in) & (iw >= 0) & (iw < W_in)
+                            for ci in range(CIN):
+                                xv = tl.load(x_ptr + ((n * CIN + ci) * D_in + idd) * plane + ih * W_in + iw,
+                                             mask=m, other=0.0)
+                                wv = tl.load(w_ptr + (ci * COUT + co) * 27 + (kd * 9 + kh * 3 + kw))
+                                acc += xv[:, None] * wv[None, :]
+    return acc
+
+
+@triton.jit
+def _convt_pool_softmax_kernel(x_ptr, w_ptr, cb_ptr, sub_ptr, y_ptr, D_in, H_in, W_in, D_p, H_p, W_p,
+                               PAD: tl.constexpr, CIN: tl.constexpr, COUT: tl.constexpr,
+                               BH: tl.constexpr, BW: tl.constexpr):
+    pid = tl.program_id(0)
+    n = pid // D_p
+    a = pid % D_p
+    p = tl.arange(0, BH * BW)
+    jh = tl.program_id(1) * BH + p // BW  # pooled row = jh, pooled column = jw: window rows 2 jh + ph, columns 2 jw + pw
+    jw = p % BW
+    pm = (jh < H_p) & (jw < W_p)
+    co = tl.arange(0, COUT)
+    cb = tl.load(cb_ptr + co)
+    sub = tl.load(sub_ptr + co)
+    mx = tl.full([BH * BW, COUT], float("-inf"), tl.float32)
+    for dd in tl.static_range(2):
+        for ph in tl.static_range(2):
+            for pw in tl.static_range(2):
+                acc = _convt_s2_tile(x_ptr, w_ptr, n, 2 * a + dd, jh, jw, pm, D_in, H_in, W_in, ph, pw, PAD, CIN,
+                                     COUT, BH * BW)
+                mx = tl.maximum(mx, acc + cb[None, :])
+    e = tl.exp(mx - tl.max(mx, 1)[:, None])
+    s = e / tl.sum(e, 1)[:, None] - sub[None, :]
+    s = s * (1.0 / (1.0 + tl.exp(-s)))
+    r = tl.max(s, 1)
+    tl.store(y_ptr + ((n.to(tl.int64) * D_p + a) * H_p + jh) * W_p + jw, r, mask=pm)
+
+
+def _as3(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v, v)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, pool_kernel_size,
+                 pool_stride, pool_padding):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride,
+                                                 padding=padding, output_padding=output_padding)
+        self.max_pool = nn.MaxPool3d(kernel_size=pool_kernel_size, stride=pool_stride, padding=pool_padding)
+        self.subtract = nn.Parameter(torch.randn(out_channels))
+
+    def _fits(self, x: torch.Tensor) -> bool:
+        ct, mp = self.conv_transpose, self.max_pool
+        cout = ct.out_channels
+        op = ct.output_padding
+        return (x.is_cuda and x.dtype == torch.float32 and x.dim() == 5 and ct.kernel_size == (3, 3, 3)
+                and ct.stride == (2, 2, 2) and ct.padding[0] == ct.padding[1] == ct.padding[2]
+                and ct.dilation == (1, 1, 1) and ct.groups == 1 and op[0] == op[1] == op[2] and op[0] in (0, 1)
+                and ct.bias is not None and cout & (cout - 1) == 0 and cout <= 32
+                and _as3(mp.kernel_size) == (2, 2, 2) and _as3(mp.stride) == (2, 2, 2)
+                and _as3(mp.padding) == (0, 0, 0) and _as3(mp.dilation) == (1, 1, 1) and not mp.ceil_mode)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self._fits(x):
+            y = torch.softmax(self.max_pool(self.conv_transpose(x)), dim=1)
+            y = y - self.subtract.view(1, -1, 1, 1, 1)
+            return torch.max(torch.sigmoid(y) * y, dim=1)[0]
+        return self._fused(x)
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        ct = self.conv_transpose
+        x = x.contiguous()
+        n, cin, d, h, w = x.shape
+        cout, pad, op = ct.out_channels, ct.padding[0], ct.output_padding[0]
+        do, ho, wo = ((s - 1) * 2 - 2 * pad + 3 + op for s in (d, h, w))
+        dp, hp, wp = do // 2, ho // 2, wo // 2
+        bw = triton.next_power_of_2(wp)
+        bh = max(1, 128 // bw)
+        y = torch.empty(n, dp, hp, wp, device=x.device, dtype=x.dtype)
+        grid = (n * dp, triton.cdiv(hp, bh))
+        _convt_pool_softmax_kernel[grid](x, ct.weight.contiguous(), ct.bias, self.subtract.contiguous(), y,
+                                         d, h, w, dp, hp, wp, PAD=pad, CIN=cin, COUT=cout, BH=bh, BW=bw,
+                                         num_warps=4)
+        return y
