@@ -7,7 +7,7 @@ one Triton kernel does the tail in place on that output: ``v = y + conv_bias[c]`
 ``z * z * clamp(z + 3, 0, 6) / 6``: it reads y and add_input once and writes once (3.2 GB). Eager adds the conv
 bias in its own pass, then add (3.2 GB), hardswish (2.1 GB) and mul (3.2 GB): about 10.7 GB, so the tail drops
 from about 3.5 ms to about 1.1 ms of the 13.5 ms reference (2026-11-24 H100 self-run, dominated by the
-58 GFLOP transposed conv): expect about 1.2x. Not yet measured on a GPU.
+58 GFLOP transposed conv): expect about 1.2x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.24x, 95% CI [1.23, 1.24] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
 """
 
 import torch
