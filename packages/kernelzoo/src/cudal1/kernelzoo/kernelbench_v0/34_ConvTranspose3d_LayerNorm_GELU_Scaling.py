@@ -9,7 +9,7 @@ centred variance in registers (two-pass, no cancellation), normalise, LayerNorm 
 one write of the 4.3 GB tensor. Eager runs the bias add (read + write), the layer norm (read + write), GELU
 (read + write) and the multiply (read + write): about 34 GB of traffic after the conv against 8.6 GB here, about
 8 ms less at H100 bandwidth. No 2026-11-24 reference time (the self-run has none for this task); expect about
-1.5-2x. Not yet measured on a GPU.
+1.5-2x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.34x, 95% CI [1.34, 1.34] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
 """
 
 import torch
