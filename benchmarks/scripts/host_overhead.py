@@ -22,10 +22,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_backward import DTYPES, SIZES, _leaves, _step  # noqa: E402
-
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+from bench_backward import DTYPES, SIZES, _leaves, _step  # noqa: E402
 
 from cudal1.kernelzoo import registry  # noqa: E402
 
@@ -65,7 +64,9 @@ def main() -> int:
         for label, fn in (("zoo", lambda *t, n=name: registry.call(n, *t)), ("eager", registry.reference(name))):
             args, wrt = _leaves(name, base, DTYPES["bf16"])
             _, ups, _ = _step(fn, args, wrt, None)
-            step = (lambda fn=fn, args=args, wrt=wrt, ups=ups: _step(fn, args, wrt, ups))
+            def step(fn=fn, args=args, wrt=wrt, ups=ups):
+                return _step(fn, args, wrt, ups)
+
             for _ in range(5):
                 step()
             lines.append(f"{name} {label}: {_host_us(step, 50):.1f} us host per fwd+bwd step (no sync)")

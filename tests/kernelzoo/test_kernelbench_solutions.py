@@ -83,6 +83,7 @@ def test_solution_computes_its_task_on_cpu(name, tasks, tmp_path):
         reference, inputs, init_inputs = load_reference(task.source, tmp_path, 0, dev)
         cand = construct_model(load_candidate(FILES[name].read_text(encoding="utf-8"), tmp_path), init_inputs, 0, dev)
         share_parameters(reference, cand)
+        cand.eval()  # as the harness's worker does (the reference is in eval mode already)
         for seed in (1, 2):
             args = make_inputs(inputs, seed, dev)
             got, want = cand(*clone_args(args)), reference(*clone_args(args))

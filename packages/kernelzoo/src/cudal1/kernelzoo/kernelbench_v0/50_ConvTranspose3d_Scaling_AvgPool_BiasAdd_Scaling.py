@@ -58,8 +58,8 @@ def pooled_conv_transpose3d(x: torch.Tensor, conv: nn.ConvTranspose3d, plans, we
         pads.append((left, right))
         starts.append(t_min + left)
         sizes.append(q)
-    if any(l or r for l, r in pads):
-        x = F.pad(x, [v for l, r in reversed(pads) for v in (l, r)])
+    if any(lo or hi for lo, hi in pads):
+        x = F.pad(x, [v for lo, hi in reversed(pads) for v in (lo, hi)])
     y = F.conv3d(x, w, bias)
     for d in range(3):
         if starts[d] != 0 or y.shape[2 + d] != sizes[d]:
@@ -79,7 +79,7 @@ class ModelNew(nn.Module):
         if ct.dilation != (1, 1, 1) or ct.groups != 1 or any(s != 2 for s in ct.stride):
             raise ValueError("the pooled-conv rewrite needs stride 2 (= the AvgPool3d(2) window), groups 1, "
                              "dilation 1")
-        self.plans = [fold_plan(k, s, p) for k, s, p in zip(ct.kernel_size, ct.stride, ct.padding)]
+        self.plans = [fold_plan(k, s, p) for k, s, p in zip(ct.kernel_size, ct.stride, ct.padding, strict=True)]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         ct = self.conv_transpose

@@ -20,7 +20,6 @@ faster than eager (reference 0.91 ms on an H100; the same direct convolution in
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 import triton
 import triton.language as tl
 
