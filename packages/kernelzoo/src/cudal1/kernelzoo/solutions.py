@@ -28,8 +28,6 @@ RELEASED = _HERE / "released"
 KERNELBENCH_V0 = _HERE / "kernelbench_v0"
 #: solution set name -> folder of ``<task>.py`` files
 SETS = {"kernelzoo": RELEASED, "kernelbench-v0": KERNELBENCH_V0}
-#: the KernelBench commit whose task files the ``kernelbench-v0`` solutions answer (original sizes)
-KERNELBENCH_COMMIT = "21fbe5a642898cd60b8f60c7aefb43d475e11f33"
 
 
 def solutions_dir() -> Path:

@@ -255,16 +255,14 @@ def fused_norm_backward_launch(x: torch.Tensor, dy: torch.Tensor, n_rows: int, e
             ACT=ACTIVATIONS[activation], num_warps=_warps(block_n, cfg["num_warps"]))
     params = {"w": weight, "b": bias, "p": pre_bias}
     dtypes = {params[n].dtype for n in names}
-    sums = sum_partials(buf[: len(names)], programs, dtypes.pop()) if len(dtypes) == 1 else None
+    # the sums in the parameters' dtype (fp32 where they differ, each then cast on its own)
+    sums = sum_partials(buf[: len(names)], programs, dtypes.pop() if len(dtypes) == 1 else torch.float32)
 
     def total(name: str) -> torch.Tensor | None:
         if name not in parts:
             return None
-        if sums is not None:
-            i = names.index(name)
-            got = sums[i * groups:(i + 1) * groups]
-        else:
-            got = parts[name].view(groups, programs, n_cols).sum(1).to(params[name].dtype)
+        i = names.index(name)
+        got = sums[i * groups:(i + 1) * groups].to(params[name].dtype)
         return got if mod else got[0]
 
     return dx, total("w"), total("b"), total("p")
