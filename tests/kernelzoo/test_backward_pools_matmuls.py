@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from cudal1.kernelzoo import registry
+from cudal1.kernelzoo.ops import _pool_backward as pool_bwd
 from cudal1.kernelzoo.ops import avg_pool2d as ap2
 from cudal1.kernelzoo.ops import avg_pool3d as ap3
 from cudal1.kernelzoo.ops import bias_relu_max_pool2d as brm
@@ -171,10 +172,10 @@ def r(*shape, seed=0):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-#: op -> (module, fast backward, arguments as the registry passes them, float tensors first)
+#: op -> (module whose on_kernels the fast backward reads, fast backward, arguments as the registry passes them, float tensors first)
 DISPATCH = {
-    "avg_pool2d": (ap2, ap2._avg_pool2d_backward, lambda: [r(1, 2, 7, 6), [3, 3], [2, 2], [1, 1], False]),
-    "avg_pool3d": (ap3, ap3._avg_pool3d_backward, lambda: [r(1, 2, 5, 4, 6), [2, 2, 2], [2, 1, 2], [1, 0, 1], True]),
+    "avg_pool2d": (pool_bwd, ap2._avg_pool2d_backward, lambda: [r(1, 2, 7, 6), [3, 3], [2, 2], [1, 1], False]),
+    "avg_pool3d": (pool_bwd, ap3._avg_pool3d_backward, lambda: [r(1, 2, 5, 4, 6), [2, 2, 2], [2, 1, 2], [1, 0, 1], True]),
     "max_pool2d": (mp, mp._max_pool2d_backward, lambda: [r(1, 2, 7, 6), [3, 3], [2, 2], [1, 1]]),
     "bias_relu_max_pool2d": (brm, brm._bias_relu_max_pool2d_backward, lambda: [r(2, 3, 5, 4), r(3, seed=1)]),
     "depthwise_conv2d": (dw, dw._depthwise_conv2d_backward, lambda: [r(2, 3, 6, 7), r(3, 1, 3, 3, seed=1),

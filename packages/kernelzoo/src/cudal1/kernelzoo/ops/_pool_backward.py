@@ -24,14 +24,17 @@ rounding at the store); ``dx`` contiguous in ``x``'s dtype.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from .._triton import tl, triton
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
+from ..registry import on_kernels
 from ._pool import pool_geometry
 
-__all__ = ["CONFIGS", "avg_pool_backward_launch", "kernels", "max_pool2d_backward_launch"]
+__all__ = ["CONFIGS", "avg_pool_backward", "avg_pool_backward_launch", "kernels", "max_pool2d_backward_launch"]
 
 #: input tiles of BLOCK_H x BLOCK_W (the forward's tuned output tile, not re-tuned for the backward)
 CONFIGS = {
@@ -168,6 +171,23 @@ def avg_pool_backward_launch(x: torch.Tensor, dy: torch.Tensor, nd: int, kernel_
                                    SH=s[1], SW=s[2], PD=p[0], PH=p[1], PW=p[2], COUNT_PAD=count_include_pad,
                                    BLOCK_H=bh, BLOCK_W=bw, num_warps=cfg["num_warps"])
     return dx
+
+
+def avg_pool_backward(nd: int) -> Callable[[list, list, tuple], tuple | None]:
+    """The ``fast_backward`` of the ``nd``-D average pool op (args ``x, kernel_size, stride, padding[,
+    count_include_pad]``): :func:`avg_pool_backward_launch` on CUDA, None elsewhere (``registry.kernel_backward``)."""
+
+    def backward(args: list, grads: list, needs: tuple) -> tuple | None:
+        x, kernel_size, stride, padding, *rest = args
+        (dy,) = grads
+        if not on_kernels(x):
+            return None
+        if dy is None or not needs[0]:
+            return (None,) * len(args)
+        dx = avg_pool_backward_launch(x, dy, nd, kernel_size, stride, padding, rest[0] if rest else True)
+        return (dx, *(None for _ in args[1:]))
+
+    return backward
 
 
 def max_pool2d_backward_launch(x: torch.Tensor, dy: torch.Tensor, kernel_size, stride, padding, *,

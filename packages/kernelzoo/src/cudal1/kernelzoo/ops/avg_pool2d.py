@@ -18,10 +18,10 @@ import torch
 
 from ..arch import check_table, pick
 from ..kernel_specs import TritonKernel
-from ..registry import call, on_kernels, zoo_custom_op
+from ..registry import call, zoo_custom_op
 from ._pool import POOL_SIGNATURE, _pool_kernel, pool_launch  # noqa: F401  (_pool_kernel: TRITON_KERNELS)
 from ._pool_backward import CONFIGS as POOL_BWD_CONFIGS  # noqa: F401  (read by compile_targets)
-from ._pool_backward import avg_pool_backward_launch, kernels
+from ._pool_backward import avg_pool_backward, kernels
 
 __all__ = ["CONFIGS", "avg_pool2d", "avg_pool2d_launch", "avg_pool2d_ref"]
 
@@ -47,16 +47,7 @@ def avg_pool2d_launch(x: torch.Tensor, kernel_size, stride=None, padding=0, coun
     return pool_launch(x, 2, kernel_size, stride, padding, False, count_include_pad, cfg)
 
 
-def _avg_pool2d_backward(args: list, grads: list, needs: tuple) -> tuple | None:
-    """The backward kernel where it applies (see ``registry.kernel_backward``), else None."""
-    x, kernel_size, stride, padding, *rest = args
-    (dy,) = grads
-    if not on_kernels(x):
-        return None
-    if dy is None or not needs[0]:
-        return (None,) * len(args)
-    dx = avg_pool_backward_launch(x, dy, 2, kernel_size, stride, padding, rest[0] if rest else True)
-    return (dx, *(None for _ in args[1:]))
+_avg_pool2d_backward = avg_pool_backward(2)  # the op's backward kernel where it applies
 
 
 @zoo_custom_op("cudal1::avg_pool2d", mutates_args=(), ref=avg_pool2d_ref, fast_backward=_avg_pool2d_backward)
