@@ -2,21 +2,19 @@
 max pool, 3/4/23/3 bottleneck blocks (1x1, 3x3, 1x1 convs each followed by BatchNorm, ReLU after the first two,
 residual add (downsample 1x1 conv + BatchNorm on the first block of a stage) then ReLU), global average pool,
 Linear -> (10, 1000)). The harness evaluates both models in eval mode, so every batch norm is the per-channel
-affine map of its running statistics (the fallback path uses ``F.batch_norm(training=False)`` too).
+affine map of its running statistics.
 
-Eager runs every elementwise step as its own kernel over the full activation: per bottleneck batch norm, ReLU,
-batch norm, ReLU, batch norm, (downsample batch norm,) in-place add, ReLU: 7-8 launches and as many read/write
-passes. Here the convolutions stay cuDNN fp32 (no TF32) and the steps between them are ONE Triton pass each:
-bn+ReLU after conv1 and conv2, and relu(bn3(a) + identity) -- or relu(bn3(a) + bn_d(downsample conv)) -- after
-conv3. That is 3 elementwise launches per block instead of 7-8 (about 100 launches fewer over the network) and
-roughly half the elementwise memory traffic. Expected: ~1.2x (eager reference 10.9 ms on an H100).
-Not yet measured on a GPU.
+Every batch norm folds into the convolution before it (exact: ``bn(conv(x, w)) = conv(x, w*s) + b'``), computed
+inside each forward from the current parameters with a few ``torch._foreach`` launches for all 104 pairs
+(``blocks.conv_bn.fold``), and each convolution then runs as ONE cuDNN call with its bias, the residual and the ReLU
+fused (``blocks.conv_bn.conv_act``): no elementwise pass over any activation remains (eager: batch norm, ReLU and
+add passes after each convolution, ~200 launches). cuDNN fp32, no TF32.
 """
 
 import torch
 import torch.nn as nn
 
-from cudal1.kernelzoo.blocks.bn_act import bn_act
+from cudal1.kernelzoo.blocks.conv_bn import conv_act, fold
 
 
 class Bottleneck(nn.Module):
@@ -34,12 +32,17 @@ class Bottleneck(nn.Module):
         self.downsample = downsample
         self.stride = stride
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = bn_act(self.conv1(x), self.bn1, 1)
-        out = bn_act(self.conv2(out), self.bn2, 1)
-        if self.downsample is None:
-            return bn_act(self.conv3(out), self.bn3, 1, x)
-        return bn_act(self.conv3(out), self.bn3, 1, self.downsample[0](x), self.downsample[1])
+    def pairs(self) -> list[tuple[nn.Conv2d, nn.BatchNorm2d]]:
+        """The block's (conv, bn) pairs in the order :meth:`run` consumes their folded weights."""
+        p = [(self.conv1, self.bn1), (self.conv2, self.bn2), (self.conv3, self.bn3)]
+        return p + ([(self.downsample[0], self.downsample[1])] if self.downsample is not None else [])
+
+    def run(self, x: torch.Tensor, w: list[torch.Tensor], b: list[torch.Tensor]) -> torch.Tensor:
+        """The block on ``x`` with the folded weights/biases of :meth:`pairs` (same order)."""
+        out = conv_act(x, w[0], b[0], self.conv1, True)
+        out = conv_act(out, w[1], b[1], self.conv2, True)
+        z = x if self.downsample is None else conv_act(x, w[3], b[3], self.downsample[0], False)
+        return conv_act(out, w[2], b[2], self.conv3, True, z)
 
 
 class ModelNew(nn.Module):
@@ -70,6 +73,13 @@ class ModelNew(nn.Module):
         return nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.maxpool(bn_act(self.conv1(x), self.bn1, 1))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        blocks = [blk for layer in (self.layer1, self.layer2, self.layer3, self.layer4) for blk in layer]
+        pairs = [(self.conv1, self.bn1)] + [p for blk in blocks for p in blk.pairs()]
+        w, b = fold(pairs)
+        x = self.maxpool(conv_act(x, w[0], b[0], self.conv1, True))
+        i = 1
+        for blk in blocks:
+            n = 3 if blk.downsample is None else 4
+            x = blk.run(x, w[i:i + n], b[i:i + n])
+            i += n
         return self.fc(x.mean(dim=(2, 3)))
