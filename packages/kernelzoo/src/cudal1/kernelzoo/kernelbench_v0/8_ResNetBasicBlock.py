@@ -1,18 +1,19 @@
 """KernelBench level 3, 8_ResNetBasicBlock (x: (10, 3, 224, 224) fp32; conv3x3 3 -> 64 + BatchNorm + ReLU,
 conv3x3 64 -> 64 + BatchNorm, plus the downsample 1x1 conv 3 -> 64 + BatchNorm, in-place add, ReLU; output
 (10, 64, 224, 224), 128 MB). The harness evaluates both models in eval mode, so every batch norm is the
-per-channel affine map of its running statistics.
+per-channel affine map of its running statistics (the fallback path uses ``F.batch_norm(training=False)`` too).
 
-The three batch norms fold into their convolutions (exact; computed inside each forward from the current
-parameters by ``blocks.conv_bn.fold``), and the convolutions run as cuDNN calls with bias, ReLU and the residual
-fused (``blocks.conv_bn.conv_act``): conv1+bn1+ReLU is one call, the downsample conv+bn one, conv2+bn2+add+ReLU one.
-Eager runs six elementwise passes over 128 MB tensors besides the convolutions. cuDNN fp32, no TF32.
+Eager runs six elementwise passes over 128 MB tensors (batch norm, ReLU, batch norm, downsample batch norm, add,
+ReLU: ~1.4 GB of traffic). Here the convolutions stay cuDNN fp32 (no TF32) and the rest is two Triton passes:
+relu(bn1(a)), and relu(bn2(b) + bn_d(downsample conv)) reading both conv outputs once (~0.64 GB in all).
+Expected: ~1.15x (eager reference 1.94 ms on an H100; ~0.25 ms of memory traffic and 4 launches removed).
+Not yet measured on a GPU.
 """
 
 import torch
 import torch.nn as nn
 
-from cudal1.kernelzoo.blocks.conv_bn import conv_act, fold
+from cudal1.kernelzoo.blocks.bn_act import bn_act
 
 
 class ModelNew(nn.Module):
@@ -31,7 +32,5 @@ class ModelNew(nn.Module):
         self.stride = stride
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        w, b = fold([(self.conv1, self.bn1), (self.conv2, self.bn2), (self.downsample[0], self.downsample[1])])
-        out = conv_act(x, w[0], b[0], self.conv1, True)
-        z = conv_act(x, w[2], b[2], self.downsample[0], False)
-        return conv_act(out, w[1], b[1], self.conv2, True, z)
+        out = bn_act(self.conv1(x), self.bn1, 1)
+        return bn_act(self.conv2(out), self.bn2, 1, self.downsample[0](x), self.downsample[1])

@@ -1,0 +1,116 @@
+"""Tables of the ``kernelbench-v0`` release from the evaluate app's results store: for every solution file in the
+set, the latest stored result whose candidate source is the file's code (module docstring aside: the store's
+key hashes the whole source, and docstrings were edited after measuring), per level and overall statistics
+(mean / median / geomean / p25 / p75 / max, success rate, fast_p at 1.0 / 1.5 / 2.0), counting every
+KernelBench task of the level (a task without a verified solution counts 1.0x), tasks the harness marked
+``task_degenerate`` left out.
+
+    python benchmarks/scripts/kb_release_table.py --store .carry/state/kb-release/results.sqlite \
+        --kernelbench ../shared/kernelbench-v0 > table.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import math
+import sqlite3
+import statistics
+from pathlib import Path
+
+from cudal1.harness.flags import excluded, improves, verified
+from cudal1.kernelzoo.solutions import available
+
+
+def code_of(src: str) -> str:
+    """``src`` without its module docstring, normalised by the AST (comments and layout do not count)."""
+    tree = ast.parse(src)
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+def latest_records(store: Path) -> dict[str, list[dict]]:
+    """Every stored eager-baseline record per task, oldest first, with its source and creation time."""
+    db = sqlite3.connect(store)
+    out: dict[str, list[dict]] = {}
+    for task, src, created, rec in db.execute(
+            "select task, candidate_source, created_at, record from results order by id"):
+        r = json.loads(rec)
+        if r.get("baseline", "eager") != "eager":
+            continue
+        r["_source"], r["_created"] = src, created
+        out.setdefault(task, []).append(r)
+    return out
+
+
+def quantile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def stats(speedups: list[float]) -> dict[str, float]:
+    return {"mean": statistics.fmean(speedups), "median": statistics.median(speedups),
+            "geomean": math.exp(statistics.fmean(math.log(s) for s in speedups)), "p25": quantile(speedups, 0.25),
+            "p75": quantile(speedups, 0.75), "max": max(speedups),
+            **{f"fast_{p}": sum(s > p for s in speedups) / len(speedups) for p in (1.0, 1.5, 2.0)}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--store", type=Path, required=True)
+    ap.add_argument("--kernelbench", type=Path, required=True)
+    ap.add_argument("--degenerate", type=Path, nargs="*", default=[],
+                    help="more stores (e.g. the 2026-11-24 self-run) whose task_degenerate marks count too")
+    args = ap.parse_args()
+    records = latest_records(args.store)
+    degenerate = {t for t, rs in records.items() if any(excluded(r.get("flags", [])) for r in rs)}
+    for extra in args.degenerate:
+        degenerate |= {t for t, rs in latest_records(extra).items() if any(excluded(r.get("flags", [])) for r in rs)}
+    files = available("kernelbench-v0")
+    rows, missing = [], []
+    for name, path in sorted(files.items()):
+        code = code_of(path.read_text(encoding="utf-8"))
+        match = [r for r in records.get(name, []) if r["_source"] and code_of(r["_source"]) == code]
+        if not match:
+            missing.append(name)
+            continue
+        rows.append((name, match[-1]))
+    levels = {lv: sorted(p.stem for p in (args.kernelbench / f"level{lv}").glob("*.py")) for lv in (1, 2, 3)}
+    level_of = {t: lv for lv, ts in levels.items() for t in ts}
+    print("| task | level | status | speedup | 95% CI | ref ms | ours ms | flags | measured (UTC) | counted |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    solved: dict[str, float] = {}
+    for name, r in sorted(rows, key=lambda x: (level_of.get(x[0], 9), -(x[1].get("speedup") or 0))):
+        ci = r.get("speedup_ci") or [float("nan")] * 2
+        ok = verified(r["status"], r.get("flags", []))
+        win = improves(r["status"], r.get("flags", []), tuple(ci) if r.get("speedup_ci") else None)
+        counted = "degenerate (left out)" if name in degenerate else ("yes" if win else "no (unsolved)")
+        if win and name not in degenerate:
+            solved[name] = r["speedup"]
+        print(f"| {name} | {level_of.get(name, '?')} | {r['status']}{'' if ok else ' (not verified)'} | "
+              f"{r.get('speedup') or 0:.2f}x | [{ci[0]:.2f}, {ci[1]:.2f}] | {r.get('ref_ms') or 0:.3f} | "
+              f"{r.get('cand_ms') or 0:.3f} | {', '.join(r.get('flags', []))} | {r['_created'][:16]} | {counted} |")
+    if missing:
+        print(f"\nNo stored result for the current code of: {', '.join(missing)}")
+    print("\n| level | tasks counted | solved | mean | median | geomean | p25 | p75 | max | fast_1.0 | fast_1.5 | "
+          "fast_2.0 | geomean of the solved |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for lv in (1, 2, 3, "all"):
+        tasks = [t for t in level_of if (lv == "all" or level_of[t] == lv) and t not in degenerate]
+        sp = [solved.get(t, 1.0) for t in tasks]
+        s = stats(sp)
+        mine = [solved[t] for t in tasks if t in solved]
+        g = math.exp(statistics.fmean(math.log(x) for x in mine)) if mine else float("nan")
+        print(f"| {lv} | {len(tasks)} | {len(mine)} | {s['mean']:.2f}x | {s['median']:.2f}x | {s['geomean']:.3f}x | "
+              f"{s['p25']:.2f}x | {s['p75']:.2f}x | {s['max']:.2f}x | {s['fast_1.0']:.0%} | {s['fast_1.5']:.0%} | "
+              f"{s['fast_2.0']:.0%} | {g:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

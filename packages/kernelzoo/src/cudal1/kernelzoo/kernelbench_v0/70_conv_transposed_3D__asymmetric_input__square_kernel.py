@@ -1,0 +1,28 @@
+"""KernelBench level 1, 70_conv_transposed_3D__asymmetric_input__square_kernel (x: (16, 32, 16, 32, 64) fp32;
+ConvTranspose3d(32 -> 16, k=3, no bias) -> (16, 16, 18, 34, 66)).
+
+A dense stride-1 transposed convolution of 7.2 GFMA that cuDNN runs in fp32 in 2.1 ms on an H100 (6.8 TFLOP/s).
+Here one implicit GEMM (M = output voxels, N = 16 output channels, K = 27 taps x 32 input channels), 128 x 16
+tiles, operands staged through shared memory by cp.async, fp32 FMA (no TF32). Expected: 1.5-2x. Not yet measured on
+a GPU.
+
+The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
+"""
+
+import torch
+import torch.nn as nn
+
+from cudal1.kernelzoo.blocks.conv_transpose import conv_transpose
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0,
+                 output_padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = False):
+        super().__init__()
+        self.conv_transpose3d = nn.ConvTranspose3d(in_channels, out_channels, (kernel_size, kernel_size, kernel_size),
+                                                   stride=stride, padding=padding, output_padding=output_padding,
+                                                   dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ct = self.conv_transpose3d
+        return conv_transpose(x, ct.weight, ct.bias, ct.stride, ct.padding, ct.output_padding, ct.groups, ct.dilation)

@@ -1,0 +1,82 @@
+"""KernelBench level 2, 73_Conv2d_BatchNorm_Scaling (x: (128, 3, 32, 32) fp32; Conv2d(3 -> 16, k=3) ->
+(128, 16, 30, 30), 7.4 MB; BatchNorm2d(16), which the harness runs in eval mode (the per-channel affine map of
+its running statistics); ``* scaling_factor``).
+
+One Triton kernel does the whole model, the convolution included. With 3 input channels and a 3x3 kernel the
+convolution is 27 multiply-adds per output (50 MFMA for the batch): nothing for the GPU, but eager runs it as
+a cuDNN implicit-GEMM launch plus a bias pass. Each program computes a (16 channels, 256 positions) tile of one
+sample in fp32 registers (direct convolution, plain FMAs, no TF32) and applies conv bias, the batch norm's eval
+affine ``(v - running_mean) / sqrt(running_var + eps) * weight + bias`` (from the current parameters and
+statistics, inside the call) and the scale, then writes the output once. Eager: conv, bias pass, cuDNN batch
+norm, mul: 4 kernels, 0.18 ms through the harness (2026-11-24 H100 self-run), mostly launches. One launch;
+expect 3x or more.
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _conv_tile(x_ptr, w_ptr, n, c, cmask, oh, ow, pmask, C_IN, H, W, K: tl.constexpr,
+               BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    """Direct stride-1, unpadded conv: (BLOCK_C out channels, BLOCK_P output positions) of sample n, fp32 FMAs."""
+    acc = tl.zeros([BLOCK_C, BLOCK_P], tl.float32)
+    for ci in range(C_IN):
+        xb = x_ptr + (n * C_IN + ci).to(tl.int64) * H * W
+        wb = w_ptr + (c * C_IN + ci) * (K * K)
+        for kh in tl.static_range(K):
+            for kw in tl.static_range(K):
+                xv = tl.load(xb + (oh + kh) * W + ow + kw, mask=pmask, other=0.0)
+                wv = tl.load(wb + kh * K + kw, mask=cmask, other=0.0)
+                acc += wv[:, None] * xv[None, :]
+    return acc
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, rm_ptr, rv_ptr, g_ptr, b_ptr, out_ptr, C_IN, H, W, C, OH, OW, eps, sf,
+                  K: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    n = tl.program_id(0)
+    c = tl.arange(0, BLOCK_C)
+    cmask = c < C
+    p = tl.program_id(1) * BLOCK_P + tl.arange(0, BLOCK_P)
+    npos = OH * OW
+    pmask = p < npos
+    v = _conv_tile(x_ptr, w_ptr, n, c, cmask, p // OW, p % OW, pmask, C_IN, H, W, K, BLOCK_C, BLOCK_P)
+    v += tl.load(cb_ptr + c, mask=cmask, other=0.0)[:, None]
+    rm = tl.load(rm_ptr + c, mask=cmask, other=0.0)
+    rv = tl.load(rv_ptr + c, mask=cmask, other=1.0)
+    a = tl.load(g_ptr + c, mask=cmask, other=0.0) / tl.sqrt_rn(rv + eps)
+    b = tl.load(b_ptr + c, mask=cmask, other=0.0)
+    y = ((v - rm[:, None]) * a[:, None] + b[:, None]) * sf
+    offs = (n * C + c).to(tl.int64)[:, None] * npos + p[None, :]
+    tl.store(out_ptr + offs, y, mask=cmask[:, None] & pmask[None, :])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, scaling_factor):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bn = nn.BatchNorm2d(out_channels)
+        self.scaling_factor = scaling_factor
+
+    def _triton(self, x: torch.Tensor) -> torch.Tensor:
+        conv, bn = self.conv, self.bn
+        x = x.contiguous()
+        n, c_in, h, w = x.shape
+        c = conv.out_channels
+        k = conv.kernel_size[0]
+        oh, ow = h - k + 1, w - k + 1
+        out = torch.empty((n, c, oh, ow), device=x.device, dtype=x.dtype)
+        block_p = min(256, triton.next_power_of_2(oh * ow))
+        _fused_kernel[(n, triton.cdiv(oh * ow, block_p))](
+            x, conv.weight, conv.bias, bn.running_mean, bn.running_var, bn.weight, bn.bias, out, c_in, h, w, c,
+            oh, ow, bn.eps, float(self.scaling_factor), K=k, BLOCK_C=triton.next_power_of_2(c), BLOCK_P=block_p,
+            num_warps=4)
+        return out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not x.is_cuda or self.training:
+            return self.bn(self.conv(x)) * self.scaling_factor
+        return self._triton(x)

@@ -1,0 +1,30 @@
+"""KernelBench level 1,
+75_conv_transposed_2D_asymmetric_input_asymmetric_kernel_strided__grouped____padded____dilated__ (x: (16, 32, 128,
+256) fp32; ConvTranspose2d(32 -> 64, k=(3, 5), stride (2, 3), padding (1, 2), dilation (2, 1), groups 4, no bias)
+-> (16, 64, 257, 766)).
+
+cuDNN takes 6.9 ms on an H100 for 4 GFMA (1.2 TFLOP/s). With stride 2 and dilation 2 along H, only odd output rows
+receive taps (all 3); the even rows are zero and are written without any reduction; along W each of the 3 residue
+classes gets 1-2 of the 5 taps. Per (class, sample, group) one implicit GEMM over (valid tap, 8 input channels) x
+16 output channels, fp32 FMA; the 807 MB output is written once (0.27 ms at 3 TB/s). Expected: 5-8x. Not yet
+measured on a GPU.
+
+The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
+"""
+
+import torch
+import torch.nn as nn
+
+from cudal1.kernelzoo.blocks.conv_transpose import conv_transpose
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple = (1, 1),
+                 padding: tuple = (0, 0), dilation: tuple = (1, 1), groups: int = 1, bias: bool = False):
+        super().__init__()
+        self.conv_transpose2d = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=stride,
+                                                   padding=padding, dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ct = self.conv_transpose2d
+        return conv_transpose(x, ct.weight, ct.bias, ct.stride, ct.padding, ct.output_padding, ct.groups, ct.dilation)
