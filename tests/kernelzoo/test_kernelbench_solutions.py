@@ -5,7 +5,7 @@ what its task computes: both models built with the harness's own setup (seeded i
 shared by name) on the task shrunk to ``kernelbench_small_sizes/<task>.json`` (its module-level size
 constants replaced), outputs compared with the harness's tolerance. On CPU a solution runs its PyTorch fallback (the zoo's
 ops run their references), so this checks composition, parameter handling and shapes; the kernels themselves
-are checked and timed on a GPU by benchmarks/scripts/kb_release_run.py. KernelBench is read from
+are checked and timed on a GPU by benchmarks/scripts/gpu_kb_release.sh. KernelBench is read from
 ``$CUDAL1_KERNELBENCH`` or ``../shared/kernelbench-v0`` beside the checkout; without it the tests skip.
 """
 
