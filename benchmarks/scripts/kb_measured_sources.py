@@ -1,0 +1,41 @@
+"""Write, for every ``kernelbench-v0`` solution file, the exact source the results store measured for it (the
+latest stored candidate whose code equals the file's code, module docstring aside; see kb_release_table.py) into
+a folder, so that ``apps/evaluate.py --report-only --set kernelbench-v0=FOLDER`` renders every measured solution
+from the store (the store keys a pair by the whole source, and docstrings were edited after measuring).
+
+    python benchmarks/scripts/kb_measured_sources.py --store STORE --out /tmp/measured
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from kb_release_table import code_of, latest_records  # noqa: E402
+
+from cudal1.kernelzoo.solutions import available  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--store", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    records = latest_records(args.store)
+    args.out.mkdir(parents=True, exist_ok=True)
+    missing = []
+    for name, path in sorted(available("kernelbench-v0").items()):
+        code = code_of(path.read_text(encoding="utf-8"))
+        match = [r for r in records.get(name, []) if r["_source"] and code_of(r["_source"]) == code]
+        if match:
+            (args.out / f"{name}.py").write_text(match[-1]["_source"], encoding="utf-8")
+        else:
+            missing.append(name)
+    print(f"{len(available('kernelbench-v0')) - len(missing)} measured sources written to {args.out}; "
+          f"no stored result for: {', '.join(missing) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
