@@ -1,0 +1,65 @@
+"""KernelBench level 2, 47_Conv3d_Mish_Tanh (x: (16, 3, 16, 32, 32) fp32; Conv3d(3 -> 16, k=3) -> (16, 16, 14,
+30, 30), 12.9 MB; mish, tanh).
+
+One Triton kernel does the whole model, the 3-D convolution included. With 3 input channels and a 3x3x3 kernel
+the convolution is 81 multiply-adds per output (0.26 GFMA for the batch, a few microseconds of H100 fp32 FMA
+throughput); eager runs it as a cuDNN fp32 implicit-GEMM launch (N = 16 output channels: a thin GEMM), a bias
+pass, mish and tanh, i.e. the 12.9 MB conv output written once and read and written three more times (~90 MB of
+traffic). Each program computes a (16 channels, 256 positions) tile of one sample in fp32 registers (direct
+convolution, ``conv3d_tile`` from ``cudal1.kernelzoo.blocks.direct_conv``, plain FMAs, no TF32; the 16 x 3 x 27
+weights and the input, 3 MB, stay in L1/L2), adds the conv bias, applies mish (``x (u^2 + 2u) / (u^2 + 2u + 2)``,
+u = e^x, exact to a few ulp) and tanh, and writes the 12.9 MB output once. Eager: 4 kernels, 0.12 ms through the
+harness (2026-11-24 H100 self-run). One launch; expected about 1.5x.
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.blocks.direct_conv import conv3d_tile, direct_ok, mish, pos_block, tanh
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, out_ptr, C_IN, D, H, W, C, OD, OH, OW,
+                  K: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    n = tl.program_id(0)
+    c = tl.arange(0, BLOCK_C)
+    cmask = c < C
+    p = tl.program_id(1) * BLOCK_P + tl.arange(0, BLOCK_P)
+    plane = OH * OW
+    npos = OD * plane
+    pmask = p < npos
+    od = p // plane
+    r = p % plane
+    v = conv3d_tile(x_ptr, w_ptr, n, c, cmask, od, r // OW, r % OW, pmask, C_IN, D, H, W, K, BLOCK_C, BLOCK_P)
+    v += tl.load(cb_ptr + c, mask=cmask, other=0.0)[:, None]
+    offs = (n * C + c).to(tl.int64)[:, None] * npos + p[None, :]
+    tl.store(out_ptr + offs, tanh(mish(v)), mask=cmask[:, None] & pmask[None, :])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+    def _triton(self, x: torch.Tensor) -> torch.Tensor:
+        conv = self.conv
+        x = x.contiguous()
+        n, c_in, d, h, w = x.shape
+        c = conv.out_channels
+        k = conv.kernel_size[0]
+        od, oh, ow = d - k + 1, h - k + 1, w - k + 1
+        out = torch.empty((n, c, od, oh, ow), device=x.device, dtype=x.dtype)
+        npos = od * oh * ow
+        block_p = pos_block(npos)
+        _fused_kernel[(n, triton.cdiv(npos, block_p))](
+            x, conv.weight, conv.bias, out, c_in, d, h, w, c, od, oh, ow,
+            K=k, BLOCK_C=triton.next_power_of_2(c), BLOCK_P=block_p, num_warps=4)
+        return out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not direct_ok(self.conv, x):
+            return torch.tanh(F.mish(self.conv(x)))
+        return self._triton(x)
