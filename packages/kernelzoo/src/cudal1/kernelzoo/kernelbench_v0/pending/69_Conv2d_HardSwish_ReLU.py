@@ -1,0 +1,62 @@
+"""KernelBench level 2, 69_Conv2d_HardSwish_ReLU (x: (128, 3, 32, 32) fp32; Conv2d(3 -> 16, k=3) -> (128, 16, 30,
+30), 7.4 MB; hardswish ``x * clamp(x + 3, 0, 6) / 6``, then ReLU).
+
+One Triton kernel does the whole model, the convolution included. With 3 input channels and a 3x3 kernel the
+convolution is 27 multiply-adds per output (50 MFMA for the batch): nothing for the GPU, but eager runs it as a
+cuDNN implicit-GEMM launch plus a bias pass, then a hardswish and a ReLU kernel, each a full read and write of the
+7.4 MB conv output. Each program computes a (16 channels, 256 positions) tile of one sample in fp32 registers
+(direct convolution from ``cudal1.kernelzoo.blocks.direct_conv``, plain FMAs, no TF32), adds the conv bias,
+applies hardswish in PyTorch's operation order (``(x * min(max(x + 3, 0), 6)) / 6``) and the ReLU, and writes the
+output once. Eager: 4 kernels, 0.10 ms through the harness (2026-11-24 H100 self-run), launch-bound. One launch;
+expected about 1.2-1.4x (measured single-launch conv files: 1.27-1.85x, the smaller gains where eager has fewer
+kernels).
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, pos_block
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, out_ptr, C_IN, H, W, C, OH, OW,
+                  K: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    n = tl.program_id(0)
+    c = tl.arange(0, BLOCK_C)
+    cmask = c < C
+    p = tl.program_id(1) * BLOCK_P + tl.arange(0, BLOCK_P)
+    npos = OH * OW
+    pmask = p < npos
+    v = conv2d_tile(x_ptr, w_ptr, n, c, cmask, p // OW, p % OW, pmask, C_IN, H, W, K, BLOCK_C, BLOCK_P)
+    v += tl.load(cb_ptr + c, mask=cmask, other=0.0)[:, None]
+    y = tl.maximum(v * tl.minimum(tl.maximum(v + 3.0, 0.0), 6.0) / 6.0, 0.0)
+    offs = (n * C + c).to(tl.int64)[:, None] * npos + p[None, :]
+    tl.store(out_ptr + offs, y, mask=cmask[:, None] & pmask[None, :])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+
+    def _triton(self, x: torch.Tensor) -> torch.Tensor:
+        conv = self.conv
+        x = x.contiguous()
+        n, c_in, h, w = x.shape
+        c = conv.out_channels
+        k = conv.kernel_size[0]
+        oh, ow = h - k + 1, w - k + 1
+        out = torch.empty((n, c, oh, ow), device=x.device, dtype=x.dtype)
+        block_p = pos_block(oh * ow)
+        _fused_kernel[(n, triton.cdiv(oh * ow, block_p))](
+            x, conv.weight, conv.bias, out, c_in, h, w, c, oh, ow,
+            K=k, BLOCK_C=triton.next_power_of_2(c), BLOCK_P=block_p, num_warps=4)
+        return out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not direct_ok(self.conv, x):
+            return torch.relu(F.hardswish(self.conv(x)))
+        return self._triton(x)
