@@ -22,7 +22,8 @@ import torch.nn as nn
 
 from .._triton import tl, triton
 
-__all__ = ["MAX_C_IN", "conv2d_tile", "conv3d_tile", "direct_ok", "gelu", "mish", "pos_block", "softplus", "tanh"]
+__all__ = ["MAX_C_IN", "conv2d_tile", "conv3d_tile", "direct_ok", "gelu", "launch_conv2d_tail", "mish", "pos_block",
+           "softplus", "tanh"]
 
 MAX_C_IN = 16  #: largest input channel count the direct tiles are used for (beyond it cuDNN's GEMM wins)
 
@@ -112,3 +113,27 @@ def direct_ok(conv: nn.Module, x: torch.Tensor) -> bool:
 def pos_block(npos: int, cap: int = 256) -> int:
     """Positions per program: the next power of two of ``npos``, at most ``cap``."""
     return min(cap, triton.next_power_of_2(max(npos, 1)))
+
+
+def launch_conv2d_tail(kernel, conv: nn.Conv2d, x: torch.Tensor, tensors: tuple = (), scalars: tuple = (),
+                       out_channels: int | None = None, block_c: int | None = None,
+                       pos_cap: int = 256) -> torch.Tensor:
+    """Run a fused conv-and-tail ``kernel`` over one (sample, block of output positions) per program and return its
+    output ``(N, out_channels or C_out, OH, OW)`` (x's dtype; a valid 2-D conv: ``OH = H - K + 1``).
+
+    The kernel's arguments, the layout every such kernel in ``kernelbench_v0`` uses:
+    ``(x, conv.weight, conv.bias, *tensors, out, C_IN, H, W, C, OH, OW, *scalars, K=, BLOCK_C=, BLOCK_P=)``;
+    ``BLOCK_C`` defaults to ``C_out`` rounded up to a power of two, ``BLOCK_P`` is :func:`pos_block` capped at
+    ``pos_cap``.
+    """
+    x = x.contiguous()
+    n, c_in, h, w = x.shape
+    c, k = conv.out_channels, conv.kernel_size[0]
+    oh, ow = h - k + 1, w - k + 1
+    out = torch.empty((n, out_channels or c, oh, ow), device=x.device, dtype=x.dtype)
+    block_p = pos_block(oh * ow, pos_cap)
+    kernel[(n, triton.cdiv(oh * ow, block_p))](
+        x, conv.weight, conv.bias, *tensors, out, c_in, h, w, c, oh, ow, *scalars,
+        K=k, BLOCK_C=block_c or triton.next_power_of_2(c), BLOCK_P=block_p, num_warps=4)
+    return out
+

@@ -17,7 +17,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, pos_block
+from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, launch_conv2d_tail
 
 
 @triton.jit
@@ -46,18 +46,8 @@ class ModelNew(nn.Module):
         self.scaling_factor = scaling_factor
 
     def _triton(self, x: torch.Tensor) -> torch.Tensor:
-        conv = self.conv
-        x = x.contiguous()
-        n, c_in, h, w = x.shape
-        c = conv.out_channels
-        k = conv.kernel_size[0]
-        oh, ow = h - k + 1, w - k + 1
-        out = torch.empty((n, c, oh, ow), device=x.device, dtype=x.dtype)
-        block_p = pos_block(oh * ow)
-        _fused_kernel[(n, triton.cdiv(oh * ow, block_p))](
-            x, conv.weight, conv.bias, self.bias, out, c_in, h, w, c, oh, ow, float(self.constant_value),
-            float(self.scaling_factor), K=k, BLOCK_C=triton.next_power_of_2(c), BLOCK_P=block_p, num_warps=4)
-        return out
+        return launch_conv2d_tail(_fused_kernel, self.conv, x, tensors=(self.bias,),
+                                  scalars=(float(self.constant_value), float(self.scaling_factor)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # the kernel reads the bias as one value per output channel (the task's (C, 1, 1) shape)

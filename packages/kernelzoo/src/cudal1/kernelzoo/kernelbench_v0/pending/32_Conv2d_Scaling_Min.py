@@ -17,7 +17,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, pos_block
+from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, launch_conv2d_tail
 
 
 @triton.jit
@@ -42,19 +42,9 @@ class ModelNew(nn.Module):
         self.scale_factor = scale_factor
 
     def _triton(self, x: torch.Tensor) -> torch.Tensor:
-        conv = self.conv
-        x = x.contiguous()
-        n, c_in, h, w = x.shape
-        c = conv.out_channels
-        k = conv.kernel_size[0]
-        oh, ow = h - k + 1, w - k + 1
-        out = torch.empty((n, 1, oh, ow), device=x.device, dtype=x.dtype)
-        block_c = triton.next_power_of_2(c)
-        block_p = pos_block(oh * ow, cap=max(16, 4096 // block_c))  # every channel in one tile: bound its size
-        _fused_kernel[(n, triton.cdiv(oh * ow, block_p))](
-            x, conv.weight, conv.bias, out, c_in, h, w, c, oh, ow, float(self.scale_factor),
-            K=k, BLOCK_C=block_c, BLOCK_P=block_p, num_warps=4)
-        return out
+        # every channel in one tile: bound the positions per program
+        return launch_conv2d_tail(_fused_kernel, self.conv, x, scalars=(float(self.scale_factor),), out_channels=1,
+                                  pos_cap=max(16, 4096 // triton.next_power_of_2(self.conv.out_channels)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not direct_ok(self.conv, x):

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, pos_block
+from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, launch_conv2d_tail
 
 
 @triton.jit
@@ -44,18 +44,7 @@ class ModelNew(nn.Module):
         self.divisor = divisor
 
     def _triton(self, x: torch.Tensor) -> torch.Tensor:
-        conv = self.conv
-        x = x.contiguous()
-        n, c_in, h, w = x.shape
-        c = conv.out_channels
-        k = conv.kernel_size[0]
-        oh, ow = h - k + 1, w - k + 1
-        out = torch.empty((n, c, oh, ow), device=x.device, dtype=x.dtype)
-        block_p = pos_block(oh * ow)
-        _fused_kernel[(n, triton.cdiv(oh * ow, block_p))](
-            x, conv.weight, conv.bias, out, c_in, h, w, c, oh, ow, float(self.divisor), 0.01,
-            K=k, BLOCK_C=triton.next_power_of_2(c), BLOCK_P=block_p, num_warps=4)
-        return out
+        return launch_conv2d_tail(_fused_kernel, self.conv, x, scalars=(float(self.divisor), 0.01))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not direct_ok(self.conv, x):
