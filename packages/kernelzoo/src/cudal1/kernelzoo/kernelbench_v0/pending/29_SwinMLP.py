@@ -27,8 +27,6 @@ plus ~1 GB of memory passes). CPU (and non-fp32) path: the same steps in plain t
 reshape/permute into the same layout, the same bmm). Not yet measured on a GPU.
 """
 
-import collections.abc
-from itertools import repeat
 
 import torch
 import torch.nn as nn
@@ -36,16 +34,8 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-
-def _ntuple(n):
-    def parse(x):
-        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
-            return tuple(x)
-        return tuple(repeat(x, n))
-    return parse
-
-
-to_2tuple = _ntuple(2)
+from cudal1.kernelzoo.blocks.swin import BasicLayer, Mlp
+from cudal1.kernelzoo.blocks.swin import PatchEmbed as SwinPatchEmbed
 
 
 # ----------------------------------------------------------------------------------------------- Triton kernels
@@ -206,16 +196,6 @@ def _tile(c):
 
 
 # ------------------------------------------------------------------------------------------------------ modules
-class Mlp(nn.Module):
-    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, drop=0.):
-        super().__init__()
-        out_features = out_features or in_features
-        hidden_features = hidden_features or in_features
-        self.fc1 = nn.Linear(in_features, hidden_features)
-        self.act = act_layer()
-        self.fc2 = nn.Linear(hidden_features, out_features)
-        self.drop = nn.Dropout(drop)
-
 
 class SwinMLPBlock(nn.Module):
     def __init__(self, dim, input_resolution, num_heads, window_size=7, shift_size=0,
@@ -310,45 +290,8 @@ class PatchMerging(nn.Module):
         return F.linear(out, self.reduction.weight)
 
 
-class BasicLayer(nn.Module):
-    def __init__(self, dim, input_resolution, depth, num_heads, window_size,
-                 mlp_ratio=4., drop=0., drop_path=0.,
-                 norm_layer=nn.LayerNorm, downsample=None, use_checkpoint=False):
-        super().__init__()
-        self.dim = dim
-        self.input_resolution = input_resolution
-        self.depth = depth
-        self.use_checkpoint = use_checkpoint
-        self.blocks = nn.ModuleList([
-            SwinMLPBlock(dim=dim, input_resolution=input_resolution, num_heads=num_heads, window_size=window_size,
-                         shift_size=0 if (i % 2 == 0) else window_size // 2, mlp_ratio=mlp_ratio, drop=drop,
-                         drop_path=drop_path[i] if isinstance(drop_path, list) else drop_path,
-                         norm_layer=norm_layer)
-            for i in range(depth)])
-        self.downsample = downsample(input_resolution, dim=dim, norm_layer=norm_layer) if downsample else None
-
-    def forward(self, x):
-        for blk in self.blocks:
-            x = blk(x)
-        if self.downsample is not None:
-            x = self.downsample(x)
-        return x
-
-
-class PatchEmbed(nn.Module):
-    def __init__(self, img_size=224, patch_size=4, in_chans=3, embed_dim=96, norm_layer=None):
-        super().__init__()
-        img_size = to_2tuple(img_size)
-        patch_size = to_2tuple(patch_size)
-        patches_resolution = [img_size[0] // patch_size[0], img_size[1] // patch_size[1]]
-        self.img_size = img_size
-        self.patch_size = patch_size
-        self.patches_resolution = patches_resolution
-        self.num_patches = patches_resolution[0] * patches_resolution[1]
-        self.in_chans = in_chans
-        self.embed_dim = embed_dim
-        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
-        self.norm = norm_layer(embed_dim) if norm_layer is not None else None
+class PatchEmbed(SwinPatchEmbed):
+    """The task's patch embedding; its norm fused with the read of the convolution's (B, C, L) output."""
 
     def forward(self, x):
         y = self.proj(x).flatten(2)  # (B, C, L)
@@ -388,6 +331,7 @@ class ModelNew(nn.Module):
         self.layers = nn.ModuleList()
         for i in range(self.num_layers):
             self.layers.append(BasicLayer(
+                SwinMLPBlock,
                 dim=int(embed_dim * 2 ** i), input_resolution=(pr[0] // (2 ** i), pr[1] // (2 ** i)),
                 depth=depths[i], num_heads=num_heads[i], window_size=window_size, mlp_ratio=self.mlp_ratio,
                 drop=drop_rate, drop_path=dpr[sum(depths[:i]):sum(depths[:i + 1])], norm_layer=norm_layer,

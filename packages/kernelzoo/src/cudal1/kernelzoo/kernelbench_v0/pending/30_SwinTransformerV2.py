@@ -30,9 +30,7 @@ steps in plain torch (roll, partition, F.normalize, the cpb MLP, SDPA with the s
 a GPU.
 """
 
-import collections.abc
 import math
-from itertools import repeat
 
 import numpy as np
 import torch
@@ -41,18 +39,9 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
+from cudal1.kernelzoo.blocks.swin import BasicLayer, Mlp, PatchEmbed, to_2tuple
+
 _LOG100 = math.log(1.0 / 0.01)
-
-
-def _ntuple(n):
-    def parse(x):
-        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
-            return tuple(x)
-        return tuple(repeat(x, n))
-    return parse
-
-
-to_2tuple = _ntuple(2)
 
 
 # ----------------------------------------------------------------------------------------------- Triton kernels
@@ -158,20 +147,6 @@ def window_partition(x, window_size):
     B, H, W, C = x.shape
     x = x.view(B, H // window_size, window_size, W // window_size, window_size, C)
     return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, window_size, window_size, C)
-
-
-class Mlp(nn.Module):
-    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, drop=0.):
-        super().__init__()
-        out_features = out_features or in_features
-        hidden_features = hidden_features or in_features
-        self.fc1 = nn.Linear(in_features, hidden_features)
-        self.act = act_layer()
-        self.fc2 = nn.Linear(hidden_features, out_features)
-        self.drop = nn.Dropout(drop)
-
-    def forward(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))
 
 
 class WindowAttention(nn.Module):
@@ -366,55 +341,6 @@ class PatchMerging(nn.Module):
         return self.norm(self.reduction(x))
 
 
-class BasicLayer(nn.Module):
-    def __init__(self, dim, input_resolution, depth, num_heads, window_size,
-                 mlp_ratio=4., qkv_bias=True, drop=0., attn_drop=0.,
-                 drop_path=0., norm_layer=nn.LayerNorm, downsample=None, use_checkpoint=False,
-                 pretrained_window_size=0):
-        super().__init__()
-        self.dim = dim
-        self.input_resolution = input_resolution
-        self.depth = depth
-        self.use_checkpoint = use_checkpoint
-        self.blocks = nn.ModuleList([
-            SwinTransformerBlock(dim=dim, input_resolution=input_resolution, num_heads=num_heads,
-                                 window_size=window_size, shift_size=0 if (i % 2 == 0) else window_size // 2,
-                                 mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, drop=drop, attn_drop=attn_drop,
-                                 drop_path=drop_path[i] if isinstance(drop_path, list) else drop_path,
-                                 norm_layer=norm_layer, pretrained_window_size=pretrained_window_size)
-            for i in range(depth)])
-        self.downsample = downsample(input_resolution, dim=dim, norm_layer=norm_layer) if downsample else None
-
-    def forward(self, x):
-        for blk in self.blocks:
-            x = blk(x)
-        if self.downsample is not None:
-            x = self.downsample(x)
-        return x
-
-
-class PatchEmbed(nn.Module):
-    def __init__(self, img_size=224, patch_size=4, in_chans=3, embed_dim=96, norm_layer=None):
-        super().__init__()
-        img_size = to_2tuple(img_size)
-        patch_size = to_2tuple(patch_size)
-        patches_resolution = [img_size[0] // patch_size[0], img_size[1] // patch_size[1]]
-        self.img_size = img_size
-        self.patch_size = patch_size
-        self.patches_resolution = patches_resolution
-        self.num_patches = patches_resolution[0] * patches_resolution[1]
-        self.in_chans = in_chans
-        self.embed_dim = embed_dim
-        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
-        self.norm = norm_layer(embed_dim) if norm_layer is not None else None
-
-    def forward(self, x):
-        x = self.proj(x).flatten(2).transpose(1, 2)
-        if self.norm is not None:
-            x = self.norm(x)
-        return x
-
-
 class ModelNew(nn.Module):
     def __init__(self, img_size=224, patch_size=4, in_chans=3, num_classes=1000,
                  embed_dim=96, depths=(2, 2, 6, 2), num_heads=(3, 6, 12, 24),
@@ -438,6 +364,7 @@ class ModelNew(nn.Module):
         self.layers = nn.ModuleList()
         for i in range(self.num_layers):
             self.layers.append(BasicLayer(
+                SwinTransformerBlock,
                 dim=int(embed_dim * 2 ** i), input_resolution=(pr[0] // (2 ** i), pr[1] // (2 ** i)),
                 depth=depths[i], num_heads=num_heads[i], window_size=window_size, mlp_ratio=self.mlp_ratio,
                 qkv_bias=qkv_bias, drop=drop_rate, attn_drop=attn_drop_rate,
