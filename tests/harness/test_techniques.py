@@ -99,3 +99,21 @@ def test_library_adds_kernel_tags_only(tmp_path, monkeypatch):
     # the wrapper's .half() and channels_last are the library's choices, not the candidate's
     assert "reduced_precision" not in tags and "memory_layout" not in tags
     assert detect_techniques(src) == ()
+
+
+def test_library_digest_follows_the_imported_library_code_only(tmp_path, monkeypatch):
+    import sys
+
+    from cudal1.harness.techniques import library_digest
+
+    for name in [m for m in sys.modules if m == "fakelib" or m.startswith("fakelib.")]:
+        monkeypatch.delitem(sys.modules, name)  # another test's fakelib (another tmp_path) was imported
+    _fake_library(tmp_path, monkeypatch)
+    src = "import torch\nfrom fakelib import scale\nclass ModelNew(torch.nn.Module):\n    pass\n"
+    before = library_digest(src, root="fakelib.ops")
+    assert before and library_digest("import torch\n", root="fakelib.ops") == ""
+    (tmp_path / "fakelib" / "ops" / "other.py").write_text("SRC = 'changed, but not imported'\n")
+    assert library_digest(src, root="fakelib.ops") == before
+    helper = tmp_path / "fakelib" / "ops" / "_cuda.py"  # imported by the op the source imports
+    helper.write_text(helper.read_text() + "TILE = 16\n")
+    assert library_digest(src, root="fakelib.ops") != before

@@ -23,6 +23,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from .pair import ReferenceSide, run_pair
 from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
 from .static_checks import analyse
 from .syntax import syntax_problem
+from .techniques import library_digest
 from .types import Candidate, EvalResult, Task
 from .verdict import Failure, Observations, assemble
 
@@ -353,7 +355,9 @@ class EvalPool:
         """Evaluate pairs; results in input order. ``on_result(index, result)`` fires as each finishes.
 
         With ``store`` (a :class:`~cudal1.harness.store.ResultStore`), finished pairs are read back instead
-        of re-run, and each new result is stored the moment it exists, under ``run``. Pairs of one task run
+        of re-run, unless the kernel-library code the candidate imports changed since (the result's
+        ``build["library_digest"]``, :func:`~cudal1.harness.techniques.library_digest`), and each new result is
+        stored the moment it exists, under ``run``. Pairs of one task run
         on one lane, one after another, beside one reference worker.
         """
         if store is not None and getattr(store, "path", ":memory:") != ":memory:":
@@ -363,8 +367,13 @@ class EvalPool:
         self._store, self._run = store, run
         results: list[EvalResult | None] = [None] * len(pairs)
         groups: dict[str, list[int]] = {}
+        digests: dict[str, str] = {}  # candidate source -> digest of the kernel-library code it imports
         for i, (task, cand) in enumerate(pairs):
+            if cand.source not in digests:
+                digests[cand.source] = library_digest(cand.source)
             prev = store.lookup(task, cand, self.config) if store is not None else None
+            if prev is not None and prev.build.get("library_digest", "") != digests[cand.source]:
+                prev = None  # measured with other library code than the candidate imports now: evaluate again
             if prev is not None and (self.sandboxed or not self.config.require_sandbox):
                 results[i] = prev
                 if on_result:
@@ -395,6 +404,8 @@ class EvalPool:
                             return
                         res = self._run_on_lane(lane, task, cand, remaining=remaining,
                                                 next_task=i == group[-1] and not q.empty())
+                        if digests[cand.source]:
+                            res = replace(res, build={**res.build, "library_digest": digests[cand.source]})
                         with lock:
                             if self._stopping:  # its workers were killed under it: not a result
                                 return

@@ -217,3 +217,14 @@ def library_sources(source: str, root: str | None = None, depth: int = 2) -> str
             frontier += [(m, level + 1) for base, names in _imports(found[0], pkg)
                          for m in targets(base, names)]
     return "\n".join(out)
+
+
+def library_digest(source: str, root: str | None = None) -> str:
+    """Content hash of the installed kernel-library code that ``source`` imports (followed four imports
+    deep), "" when it imports none. A stored result of the same source measured the library code of its
+    digest: when the library changed since, the result no longer describes what the candidate would run, so
+    the pool evaluates the pair again instead of reading it back (:meth:`cudal1.harness.pool.EvalPool.map`)."""
+    from .types import content_hash
+
+    text = library_sources(source, root, depth=4)
+    return content_hash("library", text) if text else ""

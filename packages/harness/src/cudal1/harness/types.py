@@ -115,7 +115,8 @@ class EvalResult:
         correctness: trials, tolerances (atol, rtol) and max_abs_err / max_rel_err over all trials.
         timing: protocol details: rounds, buckets, bucket means (ms), spread, attempts.
         environment: GPU name, compute capability, driver, versions, clocks and throttle reasons.
-        build: build-cache facts: key, whether a build ran in this evaluation, build seconds.
+        build: build-cache facts: key, whether a build ran in this evaluation, build seconds; ``library_digest``:
+            the hash of the kernel-library code the candidate imported (:func:`cudal1.harness.techniques.library_digest`).
         uses_custom_kernel: True when a CUDA/Triton/CuPy kernel of the candidate's own ran on the GPU
             (profiled), False when only library/PyTorch kernels ran (or on CPU), None when unknown.
         integrity: evidence behind the flags: static findings, task check, kernels seen, switches.
