@@ -117,3 +117,16 @@ def test_library_digest_follows_the_imported_library_code_only(tmp_path, monkeyp
     helper = tmp_path / "fakelib" / "ops" / "_cuda.py"  # imported by the op the source imports
     helper.write_text(helper.read_text() + "TILE = 16\n")
     assert library_digest(src, root="fakelib.ops") != before
+
+
+def test_library_digest_covers_the_zoo_blocks_a_released_solution_imports():
+    """The zoo's kernel root is ``cudal1.kernelzoo.ops``; a solution built on ``cudal1.kernelzoo.blocks`` must
+    still get a digest of that code (else a changed block would leave its stale result read back)."""
+    from cudal1.harness.techniques import library_digest
+    from cudal1.kernelzoo.solutions import available
+
+    users = [p for p in available("kernelbench-v0").values() if "from cudal1.kernelzoo.blocks." in p.read_text()]
+    assert users
+    src = users[0].read_text()
+    digest = library_digest(src)
+    assert digest and digest != library_digest(src.replace("from cudal1.kernelzoo.blocks.", "from nowhere_blocks."))

@@ -221,10 +221,15 @@ def library_sources(source: str, root: str | None = None, depth: int = 2) -> str
 
 def library_digest(source: str, root: str | None = None) -> str:
     """Content hash of the installed kernel-library code that ``source`` imports (followed four imports
-    deep), "" when it imports none. A stored result of the same source measured the library code of its
-    digest: when the library changed since, the result no longer describes what the candidate would run, so
-    the pool evaluates the pair again instead of reading it back (:meth:`cudal1.harness.pool.EvalPool.map`)."""
+    deep), "" when it imports none. ``root`` None: every module of every installed kernel library's package
+    (the entry point's name, ``cudal1.kernelzoo``: its ops and the blocks and helpers beside them, not only the
+    kernel root that :func:`library_sources` reads for technique tags). A stored result of the same source
+    measured the library code of its digest: when the library changed since, the result no longer describes
+    what the candidate would run, so the pool evaluates the pair again instead of reading it back
+    (:meth:`cudal1.harness.pool.EvalPool.map`)."""
+    from .static_checks import kernel_libraries
     from .types import content_hash
 
-    text = library_sources(source, root, depth=4)
+    roots = [root] if root is not None else sorted(kernel_libraries())
+    text = "\n".join(t for r in roots if (t := library_sources(source, r, depth=4)))
     return content_hash("library", text) if text else ""
