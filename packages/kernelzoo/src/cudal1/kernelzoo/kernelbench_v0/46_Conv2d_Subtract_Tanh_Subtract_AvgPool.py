@@ -11,6 +11,9 @@ FMAs, no TF32; the windows do not overlap, so every conv output is computed once
 ``tanh(v - s1) - s2``, sums the window in the pool's order and divides by its size, and writes only the pooled
 result (1.8 MB). Eager: 6 kernels, 0.14 ms through the harness (2026-11-24 H100 self-run), launch-bound. One
 launch; expected about 1.5x (measured single-launch conv+pool files, 35_ and 82_: 1.57x and 1.49x).
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.26x [1.25, 1.29]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

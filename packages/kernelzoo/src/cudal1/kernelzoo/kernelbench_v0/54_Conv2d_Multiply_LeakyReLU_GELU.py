@@ -9,6 +9,9 @@ cuDNN implicit-GEMM launch plus a bias pass, then mul, leaky ReLU and GELU, each
 applies the per-channel multiplier, the leaky ReLU and the erf GELU and writes the output once. Eager: 5 kernels,
 0.14 ms through the harness (2026-11-24 H100 self-run), launch-bound. One launch; expected about 1.5x (measured
 single-launch conv files: 1.27-1.85x).
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.10x [1.03, 1.20]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

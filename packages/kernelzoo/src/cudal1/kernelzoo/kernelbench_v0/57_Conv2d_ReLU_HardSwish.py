@@ -9,6 +9,9 @@ tile of one sample in fp32 registers (direct convolution from ``cudal1.kernelzoo
 no TF32), adds the conv bias, applies the tail with the reference's operation order and writes the output once.
 Eager: 7 kernels, 0.18 ms through the harness (2026-11-24 H100 self-run), launch-bound. One launch; expected
 1.5-2x (the measured single-launch conv files with 6-7 eager kernels: 1.49-1.85x).
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.50x [1.46, 1.55]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -11,6 +11,9 @@ and writes the 16 means (8 KB for the batch); the conv output never reaches memo
 Eager: 4 kernels, 0.18 ms through the harness (2026-11-24 H100 self-run), launch-bound. One launch; expected
 about 1.4x (measured single-launch conv files: 1.27-1.85x; here only 128 programs, one per sample, so the kernel
 is latency-bound at a few microseconds).
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.15x [1.01, 1.20]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

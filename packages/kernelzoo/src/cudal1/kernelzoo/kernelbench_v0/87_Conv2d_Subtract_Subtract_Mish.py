@@ -9,6 +9,9 @@ cuDNN implicit-GEMM launch plus a bias pass, then two subtractions and mish, eac
 subtracts the two values in the reference's order, applies mish (``x (u^2 + 2u) / (u^2 + 2u + 2)``, u = e^x: exact
 to a few ulp) and writes the output once. Eager: 5 kernels, 0.12 ms through the harness (2026-11-24 H100
 self-run), launch-bound. One launch; expected about 1.4x (measured single-launch conv files: 1.27-1.85x).
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.16x [1.10, 1.22]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -1,0 +1,61 @@
+"""KernelBench level 2, 12_Gemm_Multiply_LeakyReLU (x: (128, 1024) fp32; Linear(1024 -> 512); ``* multiplier``
+(2.0); LeakyReLU(0.1) -> (128, 512)).
+
+ONE Triton kernel: a 16 x 32 output tile per program (128-256 programs at the task's sizes), the tile's
+fp32 GEMM by ``tl.dot`` with ``input_precision="ieee"`` (FMA, no TF32), then the bias, the multiplier and the leaky ReLU in registers, one
+write of the output.
+Eager runs the GEMM, the multiply and the leaky ReLU: three ops, launch-bound (reference 0.37 ms in the
+2026-11-24 H100 self-run, timing_unstable); one launch here: expect about 1.3-1.8x.
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.11x [1.08, 1.19]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, mult, slope,
+                  sxm, sxk, swn, swk, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    mm = rm < M
+    nm = rn < N
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + rk
+        km = kk < K
+        a = tl.load(x_ptr + rm[:, None] * sxm + kk[None, :] * sxk, mask=mm[:, None] & km[None, :], other=0.0)
+        b = tl.load(w_ptr + rn[None, :] * swn + kk[:, None] * swk, mask=nm[None, :] & km[:, None], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+
+    v = (acc + tl.load(b_ptr + rn, mask=nm, other=0.0)[None, :]) * mult
+    v = tl.where(v > 0, v, v * slope)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], v, mask=mm[:, None] & nm[None, :])
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, multiplier, negative_slope):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.multiplier = multiplier
+        self.leaky_relu = nn.LeakyReLU(negative_slope)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not (x.is_cuda and x.dtype == torch.float32 and x.dim() == 2 and self.gemm.bias is not None):
+            return self.leaky_relu(self.gemm(x) * self.multiplier)
+        return self._fused(x)
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        lin = self.gemm
+        w = lin.weight
+        M, K = x.shape
+        N = w.shape[0]
+        y = torch.empty((M, N), device=x.device, dtype=torch.float32)
+        _fused_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 32))](
+            x, w, lin.bias, y, M, N, K, float(self.multiplier), float(self.leaky_relu.negative_slope),
+            x.stride(0), x.stride(1), w.stride(0), w.stride(1), BM=16, BN=32, BK=32, num_warps=4)
+        return y

@@ -1,0 +1,75 @@
+"""KernelBench level 2, 30_Gemm_GroupNorm_Hardtanh (x: (128, 1024) fp32; Linear(1024 -> 512); GroupNorm(8 groups
+of 64 features, eps 1e-5, affine); hardtanh to [-2, 2] -> (128, 512)).
+
+ONE Triton kernel does everything: each program owns a (16 rows x one group) output tile, so the group
+statistics need nothing from other programs. It computes the tile's fp32 GEMM (``tl.dot`` with
+``input_precision="ieee"``: FMA, no TF32), adds the bias, takes the group's mean and centred (biased) variance
+per row, normalises, applies the affine and the clamp, and writes the tile once. Eager runs the GEMM, the
+group norm and the hardtanh: three ops, launch-bound (reference 0.26 ms in the 2026-11-24 H100 self-run,
+timing_unstable); one launch here (64 programs of 16 x 64 x 1024): expect about 1.4-2x. Not yet measured on a
+GPU.
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.30x [1.28, 1.34]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, b_ptr, g_ptr, be_ptr, y_ptr, M, N, K, GS, eps, lo, hi,
+                  sxm, sxk, swn, swk, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    j = tl.arange(0, BN)
+    rn = tl.program_id(1) * GS + j  # this program's group: features [g*GS, (g+1)*GS)
+    mm = rm < M
+    nm = j < GS
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + rk
+        km = kk < K
+        a = tl.load(x_ptr + rm[:, None] * sxm + kk[None, :] * sxk, mask=mm[:, None] & km[None, :], other=0.0)
+        b = tl.load(w_ptr + rn[None, :] * swn + kk[:, None] * swk, mask=nm[None, :] & km[:, None], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    m2 = mm[:, None] & nm[None, :]
+    v = tl.where(m2, acc + tl.load(b_ptr + rn, mask=nm, other=0.0)[None, :], 0.0)
+    mean = tl.sum(v, 1) / GS
+    d = tl.where(m2, v - mean[:, None], 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, 1) / GS + eps)
+    out = d * rstd[:, None] * tl.load(g_ptr + rn, mask=nm, other=0.0)[None, :] \
+        + tl.load(be_ptr + rn, mask=nm, other=0.0)[None, :]
+    out = tl.minimum(tl.maximum(out, lo), hi)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], out, mask=m2)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, num_groups, hardtanh_min, hardtanh_max):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.group_norm = nn.GroupNorm(num_groups, out_features)
+        self.hardtanh = nn.Hardtanh(min_val=hardtanh_min, max_val=hardtanh_max)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lin, gn = self.gemm, self.group_norm
+        gs = lin.out_features // gn.num_groups
+        if not (x.is_cuda and x.dtype == torch.float32 and x.dim() == 2 and lin.bias is not None and gn.affine
+                and gs <= 256):
+            return self.hardtanh(F.group_norm(lin(x), gn.num_groups, gn.weight, gn.bias, gn.eps))
+        return self._fused(x, gs)
+
+    def _fused(self, x: torch.Tensor, gs: int) -> torch.Tensor:
+        lin, gn, ht = self.gemm, self.group_norm, self.hardtanh
+        w = lin.weight
+        M, K = x.shape
+        N = w.shape[0]
+        y = torch.empty((M, N), device=x.device, dtype=torch.float32)
+        _fused_kernel[(triton.cdiv(M, 16), gn.num_groups)](
+            x, w, lin.bias, gn.weight, gn.bias, y, M, N, K, gs, gn.eps, float(ht.min_val), float(ht.max_val),
+            x.stride(0), x.stride(1), w.stride(0), w.stride(1),
+            BM=16, BN=max(16, triton.next_power_of_2(gs)), BK=32, num_warps=4)
+        return y

@@ -1,0 +1,64 @@
+"""KernelBench level 2, 53_Gemm_Scaling_Hardtanh_GELU (x: (128, 1024) fp32; Linear(1024 -> 512);
+``* scaling_factor`` (0.5); hardtanh to [-2, 2]; exact (erf) GELU -> (128, 512)).
+
+ONE Triton kernel: a 16 x 32 output tile per program (128-256 programs at the task's sizes), the tile's
+fp32 GEMM by ``tl.dot`` with ``input_precision="ieee"`` (FMA, no TF32), then the bias, the scaling, the clamp and the erf GELU in registers, one
+write of the output.
+Eager runs the GEMM, multiply, hardtanh and GELU: four ops, launch-bound (reference 0.15 ms in the 2026-11-24
+H100 self-run, timing_unstable); one launch here: expect about 1.5-2x.
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.19x [1.09, 1.26]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, scale, lo, hi,
+                  sxm, sxk, swn, swk, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    mm = rm < M
+    nm = rn < N
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + rk
+        km = kk < K
+        a = tl.load(x_ptr + rm[:, None] * sxm + kk[None, :] * sxk, mask=mm[:, None] & km[None, :], other=0.0)
+        b = tl.load(w_ptr + rn[None, :] * swn + kk[:, None] * swk, mask=nm[None, :] & km[:, None], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+
+    v = (acc + tl.load(b_ptr + rn, mask=nm, other=0.0)[None, :]) * scale
+    v = tl.minimum(tl.maximum(v, lo), hi)
+    v = 0.5 * v * (1.0 + tl.math.erf(v * 0.7071067811865476))
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], v, mask=mm[:, None] & nm[None, :])
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scaling_factor, hardtanh_min, hardtanh_max):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.scaling_factor = scaling_factor
+        self.hardtanh = nn.Hardtanh(min_val=hardtanh_min, max_val=hardtanh_max)
+        self.gelu = nn.GELU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not (x.is_cuda and x.dtype == torch.float32 and x.dim() == 2 and self.gemm.bias is not None
+                and self.gelu.approximate == "none"):
+            return self.gelu(self.hardtanh(self.gemm(x) * self.scaling_factor))
+        return self._fused(x)
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        lin = self.gemm
+        w = lin.weight
+        M, K = x.shape
+        N = w.shape[0]
+        y = torch.empty((M, N), device=x.device, dtype=torch.float32)
+        _fused_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 32))](
+            x, w, lin.bias, y, M, N, K, float(self.scaling_factor), float(self.hardtanh.min_val), float(self.hardtanh.max_val),
+            x.stride(0), x.stride(1), w.stride(0), w.stride(1), BM=16, BN=32, BK=32, num_warps=4)
+        return y

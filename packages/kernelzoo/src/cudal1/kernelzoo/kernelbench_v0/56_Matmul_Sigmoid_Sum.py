@@ -1,0 +1,56 @@
+"""KernelBench level 2, 56_Matmul_Sigmoid_Sum (x: (128, 10) fp32; Linear(10 -> 20); sigmoid; sum over the 20
+features (keepdim) -> (128, 1)).
+
+ONE Triton kernel, a program per 32 rows holding the whole (tiny) output row: the 10-term fp32 dot
+products by FMA (no TF32), the bias, the sigmoid and the masked row sum, in registers; one write.
+Eager runs cuBLAS's addmm, the sigmoid and the sum: three ops, launch-bound (reference 0.11 ms in the
+2026-11-24 H100 self-run, timing_unstable); one launch here: expect about 1.3-1.7x.
+
+Measured through the harness on an H100 (2026-11-25, eager baseline): 1.11x [1.10, 1.13]
+(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, sxm, sxk, swn, swk,
+                  BB: tl.constexpr, BH: tl.constexpr):
+    rb = tl.program_id(0) * BB + tl.arange(0, BB)
+    rh = tl.arange(0, BH)
+    bm = rb < M
+    hm = rh < N
+    acc = tl.zeros((BB, BH), tl.float32)
+    for k in range(K):  # K is tiny: an fp32 FMA per product, no TF32
+        xv = tl.load(x_ptr + rb * sxm + k * sxk, mask=bm, other=0.0)
+        wv = tl.load(w_ptr + rh * swn + k * swk, mask=hm, other=0.0)
+        acc += xv[:, None] * wv[None, :]
+    v = acc + tl.load(b_ptr + rh, mask=hm, other=0.0)[None, :]
+
+    v = tl.where(hm[None, :], 1.0 / (1.0 + tl.exp(-v)), 0.0)
+    tl.store(y_ptr + rb, tl.sum(v, 1), mask=bm)
+
+class ModelNew(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.linear = nn.Linear(input_size, hidden_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lin = self.linear
+        if not (x.is_cuda and x.dtype == torch.float32 and x.dim() == 2 and lin.bias is not None and lin.out_features <= 4096):
+            return torch.sum(torch.sigmoid(lin(x)), dim=1, keepdim=True)
+        return self._fused(x)
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        lin = self.linear
+        w = lin.weight
+        M, K = x.shape
+        N = w.shape[0]
+        y = torch.empty((M, 1), device=x.device, dtype=torch.float32)
+        _fused_kernel[(triton.cdiv(M, 32),)](x, w, lin.bias, y, M, N, K, x.stride(0), x.stride(1),
+                                             w.stride(0), w.stride(1), BB=32, BH=max(16, triton.next_power_of_2(N)),
+                                             num_warps=4)
+        return y
