@@ -369,7 +369,7 @@ class EvalPool:
         groups: dict[str, list[int]] = {}
         digests: dict[str, str] = {}  # candidate source -> digest of the kernel-library code it imports
         for i, (task, cand) in enumerate(pairs):
-            if cand.source not in digests:
+            if store is not None and cand.source not in digests:  # only a store needs it (reads entry points)
                 digests[cand.source] = library_digest(cand.source)
             prev = store.lookup(task, cand, self.config) if store is not None else None
             if prev is not None and prev.build.get("library_digest", "") != digests[cand.source]:
@@ -404,7 +404,7 @@ class EvalPool:
                             return
                         res = self._run_on_lane(lane, task, cand, remaining=remaining,
                                                 next_task=i == group[-1] and not q.empty())
-                        if digests[cand.source]:
+                        if digests.get(cand.source):
                             res = replace(res, build={**res.build, "library_digest": digests[cand.source]})
                         with lock:
                             if self._stopping:  # its workers were killed under it: not a result
