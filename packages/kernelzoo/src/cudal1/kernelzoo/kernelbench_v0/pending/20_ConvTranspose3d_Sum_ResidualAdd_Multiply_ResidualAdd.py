@@ -1,0 +1,98 @@
+"""KernelBench level 2, 20_ConvTranspose3d_Sum_ResidualAdd_Multiply_ResidualAdd, second version (x: (16, 32, 16,
+32, 32) fp32; ConvTranspose3d(32 -> 64, k=3, stride 2, pad 1, output_pad 1) -> v: (16, 64, 32, 64, 64), 1.07 GB;
+then ``((v + bias) + v) * v + v`` with bias (64, 1, 1, 1)).
+
+The first version (kernelbench_v0/20_..., measured 1.45x: 8.08 ms eager, 5.55 ms ours) left the transposed
+convolution in cuDNN (about 4.8 ms: 29 GFLOP at ~6 TFLOP/s) and fused only the tail. Here ONE Triton kernel does
+everything: the transposed convolution as one fp32 implicit GEMM per stride-residue class (the gather form of
+``cudal1.kernelzoo.blocks.conv_transpose``: per output parity class only the taps that land there, 27/8 of 27 on
+average, reduction over (valid tap, input channel); ``tl.dot(input_precision="ieee")``: FMA, no TF32), all 64
+output channels of a block of 128 class positions per program, then conv bias and ``((v + bias) + v) * v + v``
+in registers and one write of the 1.07 GB output. The block ran these convolutions at 15-33 TFLOP/s on an H100,
+so expect about 1.3-2 ms for the 29 GFLOP plus the 1.07 GB write: about 4-5x over eager (vs 1.45x for v1).
+Not yet measured on a GPU.
+
+Other configurations (CPU, other dtypes, groups, dilation, more than 64 output channels per block are fine) run
+the same math in PyTorch.
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.blocks.convt_fused import convt3d_class_acc
+
+
+@triton.jit
+def _convt_tail_kernel(x_ptr, w_ptr, cb_ptr, b_ptr, y_ptr, ID, IH, IW, OD, OH, OW, JD, JH, JW,
+                       CIN: tl.constexpr, COUT: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
+                       SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PD: tl.constexpr, PH: tl.constexpr,
+                       PW: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Program (class + classes * m-block, sample, channel block): conv + bias, then the task's tail, stored."""
+    NCLS: tl.constexpr = SD * SH * SW
+    pid0 = tl.program_id(0)
+    cls = pid0 % NCLS
+    mb = pid0 // NCLS
+    n = tl.program_id(1)
+    rw = cls % SW
+    rh = (cls // SW) % SH
+    rd = cls // (SW * SH)
+    m = mb * BM + tl.arange(0, BM)
+    jw = m % JW
+    t = m // JW
+    jh = t % JH
+    jd = t // JH
+    od = jd * SD + rd
+    oh = jh * SH + rh
+    ow = jw * SW + rw
+    mmask = (jd < JD) & (od < OD) & (oh < OH) & (ow < OW)
+    co = tl.program_id(2) * BN + tl.arange(0, BN)
+    cmask = co < COUT
+    acc = convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mmask, rd, rh, rw, ID, IH, IW, co, cmask, CIN, COUT,
+                            KD, KH, KW, SD, SH, SW, PD, PH, PW, BM, BN, BK)
+    v = acc + tl.load(cb_ptr + co, mask=cmask, other=0.0)[None, :]
+    out = ((v + tl.load(b_ptr + co, mask=cmask, other=0.0)[None, :]) + v) * v + v
+    OV = OD * OH * OW
+    y_off = (n.to(tl.int64) * COUT + co)[None, :] * OV + ((od * OH + oh) * OW + ow)[:, None]
+    tl.store(y_ptr + y_off, out, mask=mmask[:, None] & cmask[None, :])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, bias_shape):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride,
+                                                 padding=padding, output_padding=output_padding)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def _fits(self, x: torch.Tensor) -> bool:
+        ct = self.conv_transpose
+        return (x.is_cuda and x.dtype == torch.float32 and x.dim() == 5 and ct.weight.dtype == torch.float32
+                and ct.groups == 1 and tuple(ct.dilation) == (1, 1, 1) and ct.bias is not None
+                and ct.padding_mode == "zeros" and self.bias.numel() == ct.out_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self._fits(x):
+            v = self.conv_transpose(x)
+            return ((v + self.bias) + v) * v + v
+        return self._fused(x)
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        ct = self.conv_transpose
+        x = x.contiguous()
+        n, cin = x.shape[:2]
+        sp = tuple(x.shape[2:])
+        ks, s, p, op = tuple(ct.kernel_size), tuple(ct.stride), tuple(ct.padding), tuple(ct.output_padding)
+        out = tuple((i - 1) * s_ - 2 * p_ + k + o_ for i, s_, p_, k, o_ in zip(sp, s, p, ks, op, strict=True))
+        js = tuple(-(-o // s_) for o, s_ in zip(out, s, strict=True))
+        cout = ct.out_channels
+        # (taps, Cin, Cout): one reduction row per (tap, input channel), output channels contiguous
+        w = ct.weight.reshape(cin, cout, ks[0] * ks[1] * ks[2]).permute(2, 0, 1).contiguous()
+        y = torch.empty((n, cout) + out, device=x.device, dtype=x.dtype)
+        bn = min(64, max(16, triton.next_power_of_2(cout)))
+        bm = 128 if js[0] * js[1] * js[2] >= 4096 else 64
+        grid = (s[0] * s[1] * s[2] * triton.cdiv(js[0] * js[1] * js[2], bm), n, triton.cdiv(cout, bn))
+        _convt_tail_kernel[grid](x, w, ct.bias, self.bias.reshape(-1), y, *sp, *out, *js, CIN=cin, COUT=cout,
+                                 KD=ks[0], KH=ks[1], KW=ks[2], SD=s[0], SH=s[1], SW=s[2], PD=p[0], PH=p[1],
+                                 PW=p[2], BM=bm, BN=bn, BK=16, num_warps=8 if bn >= 64 else 4, num_stages=3)
+        return y
