@@ -1,7 +1,7 @@
 """``blocks.convt_fused``: the per-class transposed-convolution accumulators (2-D and 3-D) that fused
 kernelbench-v0 kernels build on, and the GroupNorm partials passes, against PyTorch on small shapes (Triton's
-interpreter on a CPU-only machine). Each test kernel stores the accumulator tile of every class position, so the
-output must equal ``conv_transpose{2,3}d`` without bias."""
+interpreter on a CPU-only machine). Each test kernel stores the accumulator tile of every class position (the 3-D
+one placed by ``convt3d_program_tile``), so the output must equal ``conv_transpose{2,3}d`` without bias."""
 
 import pytest
 import torch
@@ -11,6 +11,7 @@ from cudal1.kernelzoo._triton import tl, triton
 from cudal1.kernelzoo.blocks.convt_fused import (
     convt2d_class_acc,
     convt3d_class_acc,
+    convt3d_program_tile,
     groupnorm_apply_kernel,
     groupnorm_merge_partials_kernel,
 )
@@ -23,18 +24,9 @@ def _store3d(x_ptr, w_ptr, y_ptr, ID, IH, IW, OD, OH, OW, JD, JH, JW,
              CIN: tl.constexpr, COUT: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
              SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PD: tl.constexpr, PH: tl.constexpr,
              PW: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    NCLS: tl.constexpr = SD * SH * SW
-    cls = tl.program_id(0) % NCLS
+    rd, rh, rw, jd, jh, jw, od, oh, ow, mm = convt3d_program_tile(tl.program_id(0), JD, JH, JW, OD, OH, OW,
+                                                                  SD, SH, SW, BM)
     n = tl.program_id(1)
-    rw = cls % SW
-    rh = (cls // SW) % SH
-    rd = cls // (SW * SH)
-    m = (tl.program_id(0) // NCLS) * BM + tl.arange(0, BM)
-    jw = m % JW
-    jh = (m // JW) % JH
-    jd = m // (JW * JH)
-    od, oh, ow = jd * SD + rd, jh * SH + rh, jw * SW + rw
-    mm = (jd < JD) & (od < OD) & (oh < OH) & (ow < OW)
     co = tl.arange(0, BN)
     cm = co < COUT
     acc = convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mm, rd, rh, rw, ID, IH, IW, co, cm, CIN, COUT, KD, KH, KW,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from .._triton import tl, triton
 
-__all__ = ["convt2d_class_acc", "convt3d_class_acc", "convt_class_taps", "groupnorm_apply_kernel",
-           "groupnorm_merge_partials_kernel"]
+__all__ = ["convt2d_class_acc", "convt3d_class_acc", "convt3d_program_tile", "convt_class_taps",
+           "groupnorm_apply_kernel", "groupnorm_merge_partials_kernel"]
 
 
 @triton.jit
@@ -77,6 +77,28 @@ def convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mmask, rd, rh, rw, ID, IH, IW
         b = tl.load(w_ptr + (tap * CIN + ci)[:, None] * COUT + co[None, :], mask=bm, other=0.0)
         acc += tl.dot(a, b, input_precision="ieee")
     return acc
+
+
+@triton.jit
+def convt3d_program_tile(pid0, JD, JH, JW, OD, OH, OW, SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr,
+                         BM: tl.constexpr):
+    """What program ``pid0`` (= class + classes * m-block) of a 3-D per-class kernel owns: its residue class
+    ``(rd, rh, rw)``, its ``BM`` class positions ``(jd, jh, jw)`` (class grid ``JD x JH x JW``), their outputs
+    ``(od, oh, ow) = S j + r`` and the mask of the positions inside the ``OD x OH x OW`` output."""
+    NCLS: tl.constexpr = SD * SH * SW
+    cls = pid0 % NCLS
+    rw = cls % SW
+    rh = (cls // SW) % SH
+    rd = cls // (SW * SH)
+    m = (pid0 // NCLS) * BM + tl.arange(0, BM)
+    jw = m % JW
+    t = m // JW
+    jh = t % JH
+    jd = t // JH
+    od = jd * SD + rd
+    oh = jh * SH + rh
+    ow = jw * SW + rw
+    return rd, rh, rw, jd, jh, jw, od, oh, ow, (jd < JD) & (od < OD) & (oh < OH) & (ow < OW)
 
 
 @triton.jit

@@ -26,7 +26,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from cudal1.kernelzoo.blocks.convt_fused import convt3d_class_acc
+from cudal1.kernelzoo.blocks.convt_fused import convt3d_class_acc, convt3d_program_tile
 
 
 @triton.jit
@@ -36,23 +36,9 @@ def _convt_sum_kernel(x_ptr, w_ptr, y_ptr, part_ptr, ID, IH, IW, OD, OH, OW, JD,
                       PW: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """Program (class + classes * m-block, sample, channel block): bias-free conv v, stored, and its per-channel
     sum over the program's positions into part[(n * COUT + c) * NPART + program]."""
-    NCLS: tl.constexpr = SD * SH * SW
     pid0 = tl.program_id(0)
-    cls = pid0 % NCLS
-    mb = pid0 // NCLS
+    rd, rh, rw, jd, jh, jw, od, oh, ow, mmask = convt3d_program_tile(pid0, JD, JH, JW, OD, OH, OW, SD, SH, SW, BM)
     n = tl.program_id(1)
-    rw = cls % SW
-    rh = (cls // SW) % SH
-    rd = cls // (SW * SH)
-    m = mb * BM + tl.arange(0, BM)
-    jw = m % JW
-    t = m // JW
-    jh = t % JH
-    jd = t // JH
-    od = jd * SD + rd
-    oh = jh * SH + rh
-    ow = jw * SW + rw
-    mmask = (jd < JD) & (od < OD) & (oh < OH) & (ow < OW)
     co = tl.program_id(2) * BN + tl.arange(0, BN)
     cmask = co < COUT
     acc = convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mmask, rd, rh, rw, ID, IH, IW, co, cmask, CIN, COUT,
