@@ -34,9 +34,9 @@ def convt_class_taps(r, P: tl.constexpr, K: tl.constexpr, S: tl.constexpr):
 
 @triton.jit
 def convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mmask, rd, rh, rw, ID, IH, IW, co, cmask,
-               CIN: tl.constexpr, COUT: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
-               SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PD: tl.constexpr, PH: tl.constexpr,
-               PW: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+                      CIN: tl.constexpr, COUT: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
+                      SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PD: tl.constexpr, PH: tl.constexpr,
+                      PW: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """Bias-free transposed conv at the outputs (s jd + rd, s jh + rh, s jw + rw) of sample n for channels co: a
     (BM, BN) fp32 implicit GEMM over (valid tap of the class, input channel) only, FMA (ieee), no TF32.
     x: (N, CIN, ID, IH, IW); w: (KD*KH*KW, CIN, COUT) tap-major, output channels contiguous."""
