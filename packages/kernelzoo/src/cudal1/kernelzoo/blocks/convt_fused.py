@@ -15,21 +15,10 @@ formula (no E[x^2] - E[x]^2 cancellation), :func:`groupnorm_apply_kernel` normal
 from __future__ import annotations
 
 from .._triton import tl, triton
+from .conv_transpose import _class_taps
 
-__all__ = ["convt2d_class_acc", "convt3d_class_acc", "convt3d_program_tile", "convt_class_taps",
-           "groupnorm_apply_kernel", "groupnorm_merge_partials_kernel"]
-
-
-@triton.jit
-def convt_class_taps(r, P: tl.constexpr, K: tl.constexpr, S: tl.constexpr):
-    """First valid tap and number of valid taps of residue class ``r`` in one dimension (no dilation)."""
-    k0 = r * 0 + K
-    cnt = r * 0
-    for k in tl.static_range(K):
-        ok = (r + P - k + S * K) % S == 0
-        k0 = tl.where(ok & (k0 == K), k, k0)
-        cnt += ok.to(tl.int32)
-    return k0, cnt
+__all__ = ["convt2d_class_acc", "convt3d_class_acc", "convt3d_program_tile", "groupnorm_apply_kernel",
+           "groupnorm_merge_partials_kernel"]
 
 
 @triton.jit
@@ -40,9 +29,9 @@ def convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mmask, rd, rh, rw, ID, IH, IW
     """Bias-free transposed conv at the outputs (s jd + rd, s jh + rh, s jw + rw) of sample n for channels co: a
     (BM, BN) fp32 implicit GEMM over (valid tap of the class, input channel) only, FMA (ieee), no TF32.
     x: (N, CIN, ID, IH, IW); w: (KD*KH*KW, CIN, COUT) tap-major, output channels contiguous."""
-    k0d, cd = convt_class_taps(rd, PD, KD, SD)
-    k0h, ch = convt_class_taps(rh, PH, KH, SH)
-    k0w, cw = convt_class_taps(rw, PW, KW, SW)
+    k0d, cd = _class_taps(rd, PD, KD, 1, SD)  # the general block's tap rule at dilation 1
+    k0h, ch = _class_taps(rh, PH, KH, 1, SH)
+    k0w, cw = _class_taps(rw, PW, KW, 1, SW)
     IV = ID * IH * IW
     x_base = x_ptr + n.to(tl.int64) * CIN * IV
     row = (jd * IH + jh) * IW + jw
