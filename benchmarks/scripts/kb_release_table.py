@@ -65,6 +65,12 @@ def stats(speedups: list[float]) -> dict[str, float]:
             **{f"fast_{p}": sum(s > p for s in speedups) / len(speedups) for p in (1.0, 1.5, 2.0)}}
 
 
+def stat_cells(s: dict[str, float]) -> str:
+    """The statistics columns of a summary row (mean .. fast_2.0), each cell closed by ``|``."""
+    return (f"{s['mean']:.2f}x | {s['median']:.2f}x | {s['geomean']:.3f}x | {s['p25']:.2f}x | {s['p75']:.2f}x | "
+            f"{s['max']:.2f}x | {s['fast_1.0']:.0%} | {s['fast_1.5']:.0%} | {s['fast_2.0']:.0%} |")
+
+
 def measured_table(rows: list[tuple[str, dict]], level_of: dict[str, int], degenerate: set[str]) -> None:
     """Statistics over the measured pairs only (a baseline only part of the set was measured against)."""
     print("\n| level | pairs measured | verified | mean | median | geomean | p25 | p75 | max | fast_1.0 | fast_1.5 | "
@@ -76,10 +82,7 @@ def measured_table(rows: list[tuple[str, dict]], level_of: dict[str, int], degen
         if not sp:
             print(f"| {lv} | {len(mine)} | 0 |" + " - |" * 9)
             continue
-        s = stats(sp)
-        print(f"| {lv} | {len(mine)} | {len(sp)} | {s['mean']:.2f}x | {s['median']:.2f}x | {s['geomean']:.3f}x | "
-              f"{s['p25']:.2f}x | {s['p75']:.2f}x | {s['max']:.2f}x | {s['fast_1.0']:.0%} | {s['fast_1.5']:.0%} | "
-              f"{s['fast_2.0']:.0%} |")
+        print(f"| {lv} | {len(mine)} | {len(sp)} | {stat_cells(stats(sp))}")
 
 
 def main() -> None:
@@ -131,12 +134,9 @@ def main() -> None:
     for lv in (1, 2, 3, "all"):
         tasks = [t for t in level_of if (lv == "all" or level_of[t] == lv) and t not in degenerate]
         sp = [solved.get(t, 1.0) for t in tasks]
-        s = stats(sp)
         mine = [solved[t] for t in tasks if t in solved]
         g = math.exp(statistics.fmean(math.log(x) for x in mine)) if mine else float("nan")
-        print(f"| {lv} | {len(tasks)} | {len(mine)} | {s['mean']:.2f}x | {s['median']:.2f}x | {s['geomean']:.3f}x | "
-              f"{s['p25']:.2f}x | {s['p75']:.2f}x | {s['max']:.2f}x | {s['fast_1.0']:.0%} | {s['fast_1.5']:.0%} | "
-              f"{s['fast_2.0']:.0%} | {g:.2f}x |")
+        print(f"| {lv} | {len(tasks)} | {len(mine)} | {stat_cells(stats(sp))} {g:.2f}x |")
 
 
 if __name__ == "__main__":
