@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from kb_release_table import code_of, latest_records  # noqa: E402
+from kb_release_table import latest_records, measured_records  # noqa: E402
 
 from cudal1.kernelzoo.solutions import available  # noqa: E402
 
@@ -23,18 +23,11 @@ def main() -> None:
     ap.add_argument("--store", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    records = latest_records(args.store)
+    rows, missing = measured_records(latest_records(args.store), available("kernelbench-v0"))
     args.out.mkdir(parents=True, exist_ok=True)
-    missing = []
-    for name, path in sorted(available("kernelbench-v0").items()):
-        code = code_of(path.read_text(encoding="utf-8"))
-        match = [r for r in records.get(name, []) if r["_source"] and code_of(r["_source"]) == code]
-        if match:
-            (args.out / f"{name}.py").write_text(match[-1]["_source"], encoding="utf-8")
-        else:
-            missing.append(name)
-    print(f"{len(available('kernelbench-v0')) - len(missing)} measured sources written to {args.out}; "
-          f"no stored result for: {', '.join(missing) or 'none'}")
+    for name, record in rows:
+        (args.out / f"{name}.py").write_text(record["_source"], encoding="utf-8")
+    print(f"{len(rows)} measured sources written to {args.out}; no stored result for: {', '.join(missing) or 'none'}")
 
 
 if __name__ == "__main__":

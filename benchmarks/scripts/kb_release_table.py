@@ -51,6 +51,20 @@ def latest_records(store: Path, baseline: str = "eager") -> dict[str, list[dict]
     return out
 
 
+def measured_records(records: dict[str, list[dict]], files: dict[str, Path]) -> tuple[list[tuple[str, dict]], list[str]]:
+    """For every solution file (name -> path), the latest record whose source is the file's code (docstring
+    aside): ``([(name, record)], [names without one])``, in name order."""
+    rows, missing = [], []
+    for name, path in sorted(files.items()):
+        code = code_of(path.read_text(encoding="utf-8"))
+        match = [r for r in records.get(name, []) if r["_source"] and code_of(r["_source"]) == code]
+        if match:
+            rows.append((name, match[-1]))
+        else:
+            missing.append(name)
+    return rows, missing
+
+
 def quantile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     k = (len(xs) - 1) * q
@@ -98,14 +112,7 @@ def main() -> None:
     for extra in args.degenerate:
         degenerate |= {t for t, rs in latest_records(extra).items() if any(excluded(r.get("flags", [])) for r in rs)}
     files = available("kernelbench-v0")
-    rows, missing = [], []
-    for name, path in sorted(files.items()):
-        code = code_of(path.read_text(encoding="utf-8"))
-        match = [r for r in records.get(name, []) if r["_source"] and code_of(r["_source"]) == code]
-        if not match:
-            missing.append(name)
-            continue
-        rows.append((name, match[-1]))
+    rows, missing = measured_records(records, files)
     levels = {lv: sorted(p.stem for p in (args.kernelbench / f"level{lv}").glob("*.py")) for lv in (1, 2, 3)}
     level_of = {t: lv for lv, ts in levels.items() for t in ts}
     print("| task | level | status | speedup | 95% CI | ref ms | ours ms | flags | measured (UTC) | counted |")
