@@ -51,7 +51,8 @@ def latest_records(store: Path, baseline: str = "eager") -> dict[str, list[dict]
     return out
 
 
-def measured_records(records: dict[str, list[dict]], files: dict[str, Path]) -> tuple[list[tuple[str, dict]], list[str]]:
+def measured_records(records: dict[str, list[dict]],
+                     files: dict[str, Path]) -> tuple[list[tuple[str, dict]], list[str]]:
     """For every solution file (name -> path), the latest record whose source is the file's code (docstring
     aside): ``([(name, record)], [names without one])``, in name order."""
     rows, missing = [], []
