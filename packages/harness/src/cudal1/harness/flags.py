@@ -65,8 +65,6 @@ _FLAGS = (
     Flag("mode_call", "suspect", "forward calls .train()/.eval() or assigns .training"),
     Flag("stateful_forward", "suspect", "forward assigns to self (a possible result cache)"),
     Flag("library_flag", "suspect", "the candidate sets a torch.backends switch (cuDNN benchmark, TF32 ...)"),
-    Flag("cuda_graph", "suspect", "the candidate captures or replays CUDA graphs (its speedup may be launch "
-         "overhead only)"),
     Flag("remeasure_disagrees", "suspect", "a second measurement of the speedup disagreed with the first"),
     # -- measurement: how the figure was taken --------------------------------------------------------------
     Flag("timing_unstable", "measurement", "bucket means spread more than the limit in every attempt"),
@@ -80,6 +78,9 @@ _FLAGS = (
     Flag("uses_custom_kernel", "descriptive", "a kernel the candidate defines (or of a kernel library it imports) "
          "ran on the GPU"),
     Flag("torch_compile", "descriptive", "the candidate uses torch.compile / dynamo / inductor"),
+    Flag("cuda_graph", "descriptive", "the candidate captures or replays CUDA graphs: part of its speedup may be "
+         "host launch time saved (the cudagraph baseline shows how much); a graph that replays stale inputs or hands "
+         "out memory the next call overwrites fails the fresh-input and timed-output checks"),
     Flag("same_as_reference", "descriptive", "the candidate is the reference: the same normalised source, or one "
          "call dispatched the reference's operators in the same order on the same shapes (correct, but no "
          "improvement: see improves)"),

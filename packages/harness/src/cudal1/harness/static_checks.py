@@ -26,7 +26,7 @@ exception_fallback     has ``try``/``except`` inside a ``forward``
 mode_call              calls ``.train(``/``.eval(`` or assigns ``.training`` inside a ``forward``
 stateful_forward       assigns to ``self.<attribute>`` inside a ``forward`` (possible result cache)
 library_flag           sets a ``torch.backends`` switch (cuDNN benchmark, TF32 ...)
-cuda_graph             captures or replays CUDA graphs (its speedup may be launch overhead only)
+cuda_graph             captures or replays CUDA graphs (descriptive: launch time saved is a real gain)
 torch_compile          uses ``torch.compile`` / dynamo / inductor (a PyTorch-level rewrite)
 custom_kernel_source   defines a Triton, CUDA/C++ (load_inline), CuPy or Numba kernel
 =====================  =========================================================================

@@ -1,12 +1,22 @@
-"""KernelBench level 2, 10_ConvTranspose2d_MaxPool_Hardtanh_Mean_Tanh (x: (128, 32, 16, 16) fp32;
-ConvTranspose2d(32 -> 64, k=4, stride 2, padding 1) -> (128, 64, 32, 32), 34 MB; MaxPool2d(2, 2) -> 16 x 16;
+"""KernelBench level 2, 10_ConvTranspose2d_MaxPool_Hardtanh_Mean_Tanh, second version (x: (128, 32, 16, 16)
+fp32; ConvTranspose2d(32 -> 64, k=4, stride 2, padding 1) -> (128, 64, 32, 32); MaxPool2d(2, 2) -> 16 x 16;
 Hardtanh(-1, 1); mean over (H, W), keepdim; tanh -> (128, 64, 1, 1)).
 
-cuDNN runs the transposed convolution without its bias (module weight, fp32, no TF32) and ONE Triton kernel does
-the whole tail, a program per (sample, channel) plane: conv bias, 2x2 max in registers, clamp, mean, tanh; it
-writes one number per plane. Eager adds the bias, then runs max pool, hardtanh, mean and tanh, four more launches
-(max pool reads the 34 MB conv output, the rest touch 8 MB). Reference 0.52 ms (2026-11-24 H100 self-run); the
-tail is about 0.1 ms of it; expect about 1.2x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.13x, 95% CI [1.13, 1.14] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+ONE Triton kernel does the whole model, the transposed convolution included, a program per sample. The first
+version (kernelbench_v0/10_...: cuDNN conv + one fused tail, 1.12-1.13x) spends nearly all of its time in
+cuDNN's fp32 dgrad kernel (2.1 GFLOP at about 4-5 TFLOP/s). Here the pool stride equals the conv stride (2), so
+the 2 x 2 window of pooled position (i, j) holds exactly one output of each (oh, ow) parity class, namely class
+position (i, j): for each block of 128 pooled positions the program runs the four class GEMMs (only the 2 x 2
+taps of matching parity, reduction (tap, input channel) = 4 x 32, no multiply by an inserted zero; fp32
+``tl.dot(input_precision="ieee")``, FMA, no TF32) with all 64 output channels, and keeps the running max of the
+four (bias added after the max: max(v + b) = max(v) + b). The clamp, the per-channel sum over the sample's
+256 pooled positions, the mean and the tanh follow in registers; the conv output and the pooled map never reach
+memory, and the only write is 64 numbers per sample. 128 programs: one wave on the H100's 132 SMs.
+Expected: about 0.15-0.2 ms of GPU time against the 0.528 ms eager reference (2026-11-25 H100): about 2.5-3x.
+Not yet measured on a GPU.
+
+Other configurations (CPU, other dtypes, groups or dilation, a pool that is not the conv stride, more than 64
+output channels) run the same math in PyTorch.
 """
 
 import torch
@@ -15,31 +25,57 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
+from cudal1.kernelzoo.blocks.convt_fused import convt2d_class_acc
+
 
 @triton.jit
-def _tail_kernel(y_ptr, cb_ptr, out_ptr, C, H, W, PH, PW, lo, hi,
-                 K: tl.constexpr, KE: tl.constexpr, BLOCK: tl.constexpr):
-    row = tl.program_id(0)  # n * C + c
-    cb = tl.load(cb_ptr + row % C)
-    base = row.to(tl.int64) * H * W
-    e = tl.arange(0, KE)
-    emask = e < K * K
-    eh = e // K
-    ew = e % K
-    n_win = PH * PW
-    acc = tl.zeros([BLOCK], tl.float32)
-    for start in range(0, n_win, BLOCK):
-        wi = start + tl.arange(0, BLOCK)
-        wmask = wi < n_win
-        sp = ((wi // PW) * K)[:, None] * W + eh[None, :] * W + ((wi % PW) * K)[:, None] + ew[None, :]
-        m = wmask[:, None] & emask[None, :]
-        v = tl.where(m, tl.load(y_ptr + base + sp, mask=m, other=0.0) + cb, float("-inf"))
-        p = tl.minimum(tl.maximum(tl.max(v, 1), lo), hi)
-        acc += tl.where(wmask, p, 0.0)
-    z = tl.sum(acc, 0) / n_win
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, out_ptr, H, W, PH, PW, lo, hi,
+                  CIN: tl.constexpr, COUT: tl.constexpr, K: tl.constexpr, S: tl.constexpr, P: tl.constexpr,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Program n: tanh(mean_{i,j} clamp(max_{a,b} conv(x)[n, :, S i + a, S j + b] + bias, lo, hi)) for all
+    output channels (pool window = conv stride S, so (a, b) runs over the S x S parity classes)."""
+    n = tl.program_id(0)
+    co = tl.arange(0, BN)
+    cmask = co < COUT
+    cb = tl.load(cb_ptr + co, mask=cmask, other=0.0)
+    npool = PH * PW
+    tot = tl.zeros([BN], dtype=tl.float32)
+    for start in range(0, npool, BM):
+        m = start + tl.arange(0, BM)
+        mm = m < npool
+        jh = m // PW
+        jw = m % PW
+        nv = jh * 0 + n  # the sample, one per row
+        best = tl.full([BM, BN], float("-inf"), tl.float32)
+        for cls in range(0, S * S):
+            acc = convt2d_class_acc(x_ptr, w_ptr, nv, jh, jw, cls // S, cls % S, mm, H, W, CIN, COUT, K, S, P,
+                                    BM, BN, BK)
+            best = tl.maximum(best, acc)
+        v = tl.minimum(tl.maximum(best + cb[None, :], lo), hi)
+        tot += tl.sum(tl.where(mm[:, None], v, 0.0), 0)
+    z = tot / npool
     t = tl.exp(-2.0 * tl.abs(z))  # tanh without cancellation
     r = (1.0 - t) / (1.0 + t)
-    tl.store(out_ptr + row, tl.where(z < 0, -r, r))
+    tl.store(out_ptr + n * COUT + co, tl.where(z < 0, -r, r), mask=cmask)
+
+
+def fused_forward(x: torch.Tensor, weight: torch.Tensor, conv_bias: torch.Tensor, stride: int, padding: int,
+                  output_padding: int, lo: float, hi: float) -> torch.Tensor:
+    """``tanh(mean(hardtanh(max_pool2d(conv_transpose2d(x, weight, conv_bias, stride, padding, output_padding),
+    stride, stride), lo, hi), (2, 3), keepdim=True))`` in one launch (CUDA, or CPU tensors under
+    TRITON_INTERPRET=1). x: (N, Cin, H, W) fp32, weight: (Cin, Cout, K, K), conv_bias: Cout values."""
+    x = x.contiguous()
+    nb, cin, h, w = x.shape
+    cout, k = weight.shape[1], weight.shape[2]
+    s, p = stride, padding
+    oh, ow = (h - 1) * s - 2 * p + k + output_padding, (w - 1) * s - 2 * p + k + output_padding
+    ph, pw = oh // s, ow // s
+    wt = weight.permute(2, 3, 0, 1).contiguous()  # (K, K, Cin, Cout): one reduction row per (tap, channel)
+    out = torch.empty((nb, cout, 1, 1), device=x.device, dtype=x.dtype)
+    bm = 128 if ph * pw >= 128 else 64
+    _fused_kernel[(nb,)](x, wt, conv_bias, out, h, w, ph, pw, float(lo), float(hi), CIN=cin, COUT=cout, K=k, S=s,
+                         P=p, BM=bm, BN=max(16, triton.next_power_of_2(cout)), BK=16, num_warps=8, num_stages=3)
+    return out
 
 
 class ModelNew(nn.Module):
@@ -51,18 +87,21 @@ class ModelNew(nn.Module):
         self.maxpool = nn.MaxPool2d(kernel_size=maxpool_kernel_size, stride=maxpool_stride)
         self.hardtanh = nn.Hardtanh(min_val=hardtanh_min, max_val=hardtanh_max)
 
+    def _fits(self, x: torch.Tensor) -> bool:
+        ct, mp = self.conv_transpose, self.maxpool
+        s = ct.stride[0]
+        return (x.is_cuda and x.dtype == torch.float32 and x.dim() == 4 and ct.weight.dtype == torch.float32
+                and ct.bias is not None and ct.groups == 1 and ct.dilation == (1, 1)
+                and ct.kernel_size[0] == ct.kernel_size[1] and ct.stride == (s, s)
+                and ct.padding[0] == ct.padding[1] and ct.output_padding[0] == ct.output_padding[1]
+                and ct.out_channels <= 64 and mp.kernel_size == s and mp.stride == s and mp.padding == 0
+                and mp.dilation == 1 and not mp.ceil_mode)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         ct, mp, ht = self.conv_transpose, self.maxpool, self.hardtanh
-        k = mp.kernel_size
-        if not (x.is_cuda and x.dtype == torch.float32 and isinstance(k, int) and mp.stride == k
-                and mp.padding == 0 and mp.dilation == 1 and not mp.ceil_mode and ct.bias is not None):
-            return torch.tanh(torch.mean(ht(mp(ct(x))), dim=(2, 3), keepdim=True))
-        y = F.conv_transpose2d(x, ct.weight, None, ct.stride, ct.padding, ct.output_padding, ct.groups,
-                               ct.dilation).contiguous()
-        n, c, h, w = y.shape
-        ph, pw = (h - k) // k + 1, (w - k) // k + 1
-        out = torch.empty((n, c, 1, 1), device=y.device, dtype=y.dtype)
-        block = max(16, min(512, triton.next_power_of_2(ph * pw)))
-        _tail_kernel[(n * c,)](y, ct.bias, out, c, h, w, ph, pw, float(ht.min_val), float(ht.max_val),
-                               K=k, KE=triton.next_power_of_2(k * k), BLOCK=block, num_warps=4)
-        return out
+        if not self._fits(x):
+            v = F.conv_transpose2d(x, ct.weight, ct.bias, ct.stride, ct.padding, ct.output_padding, ct.groups,
+                                   ct.dilation)
+            return torch.tanh(torch.mean(ht(mp(v)), dim=(2, 3), keepdim=True))
+        return fused_forward(x, ct.weight, ct.bias, ct.stride[0], ct.padding[0], ct.output_padding[0],
+                             ht.min_val, ht.max_val)

@@ -1,13 +1,21 @@
-"""KernelBench level 2, 16_ConvTranspose2d_Mish_Add_Hardtanh_Scaling (x: (128, 32, 16, 16) fp32;
-ConvTranspose2d(32 -> 64, k=4, stride=2, pad=1, output_pad=1) -> (128, 64, 33, 33), 36 MB; mish,
+"""KernelBench level 2, 16_ConvTranspose2d_Mish_Add_Hardtanh_Scaling, second version (x: (128, 32, 16, 16) fp32;
+ConvTranspose2d(32 -> 64, k=4, stride 2, padding 1, output_padding 1) -> (128, 64, 33, 33), 36 MB; mish,
 ``+ add_value``, hardtanh [-1, 1], ``* scale``).
 
-cuDNN runs the transposed convolution without its bias (F.conv_transpose2d with the module's weight, fp32) and
-one Triton kernel does the tail in place on its output: conv bias, mish ``v * tanh(softplus(v))`` (softplus
-threshold 20 as torch), add, clamp, scale; one read and one write. Eager adds the conv bias in a separate pass
-and runs four more elementwise kernels (mish, add, hardtanh, mul), each reading and writing 36 MB: five launches
-and 360 MB of traffic become one launch and 72 MB. The 0.61 ms reference (2026-11-24 H100 self-run) is mostly
-the transposed conv; expect about 1.15-1.25x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.19x, 95% CI [1.10, 1.22] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+ONE Triton kernel does the whole model, the transposed convolution included (the scheme of
+91_ConvTranspose2d_Softmax_BiasAdd_Scaling_Sigmoid, same convolution shape, measured 3.21x there). The first
+version (kernelbench_v0/16_...: cuDNN conv + one fused tail, 1.16-1.19x) spends nearly all of its time in cuDNN's
+fp32 dgrad kernel (2.2 GFLOP at about 4 TFLOP/s). Here each output (oh, ow) parity class is a plain implicit
+GEMM: for stride 2 and a 4x4 kernel only the 2 x 2 taps of matching parity reach an output, so the reduction axis
+is (tap, input channel) = 4 x 32 with no multiply by an inserted zero. A program owns one class and 128 class
+positions flattened over (sample, row, column), and all 64 output channels; conv bias, mish
+``v * tanh(softplus(v))`` (softplus threshold 20 as torch), add, clamp and scale run on the accumulator tile in
+registers before the only write of the output. The GEMM is ``tl.dot(input_precision="ieee")``: fp32 FMA, no TF32.
+Expected: about 0.2 ms of GPU time against the 0.585 ms eager reference (2026-11-25 H100): about 2.5-3x. Not yet
+measured on a GPU.
+
+Other configurations (CPU, other dtypes, groups or dilation, more than 64 output channels) run the same math in
+PyTorch.
 """
 
 import torch
@@ -15,6 +23,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 import triton
 import triton.language as tl
+
+from cudal1.kernelzoo.blocks.convt_fused import convt2d_class_acc
 
 
 @triton.jit
@@ -24,26 +34,50 @@ def _tanh(x):
 
 
 @triton.jit
-def _epilogue_kernel(y_ptr, cb_ptr, n_ch, inner, add_value, scale, BLOCK: tl.constexpr):
-    row = tl.program_id(0)  # one (sample, channel) plane
-    c = row % n_ch
-    s = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-    mask = s < inner
-    offs = row.to(tl.int64) * inner + s
-    v = tl.load(y_ptr + offs, mask=mask, other=0.0) + tl.load(cb_ptr + c)  # conv output with its bias
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, y_ptr, NB, H, W, OH, OW, JH, JW, add_value, scale,
+                  CIN: tl.constexpr, COUT: tl.constexpr, K: tl.constexpr, S: tl.constexpr, P: tl.constexpr,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Program (block of BM class positions, class): conv, conv bias, mish, add, hardtanh, scale."""
+    cls = tl.program_id(1)
+    rh = cls // S
+    rw = cls % S
+    m = tl.program_id(0) * BM + tl.arange(0, BM)
+    jw = m % JW
+    t = m // JW
+    jh = t % JH
+    n = t // JH
+    oh = jh * S + rh
+    ow = jw * S + rw
+    mm = (n < NB) & (oh < OH) & (ow < OW)
+    acc = convt2d_class_acc(x_ptr, w_ptr, n, jh, jw, rh, rw, mm, H, W, CIN, COUT, K, S, P, BM, BN, BK)
+    co = tl.arange(0, BN)
+    cmask = co < COUT
+    v = acc + tl.load(cb_ptr + co, mask=cmask, other=0.0)[None, :]
     sp = tl.where(v > 20.0, v, tl.log(1.0 + tl.exp(tl.minimum(v, 20.0))))
     v = v * _tanh(sp) + add_value
     out = tl.minimum(tl.maximum(v, -1.0), 1.0) * scale
-    tl.store(y_ptr + offs, out, mask=mask)
+    row_off = n.to(tl.int64) * (COUT * OH * OW) + oh * OW + ow  # row and column parts of the offset
+    tl.store(y_ptr + row_off[:, None] + (co * (OH * OW))[None, :], out, mask=mm[:, None] & cmask[None, :])
 
 
-def fused_epilogue(y: torch.Tensor, conv_bias: torch.Tensor, add_value: float, scale: float) -> torch.Tensor:
-    """In place on the bias-free conv output y (N, C, *spatial), contiguous fp32 on CUDA; returns y."""
-    n_ch = y.shape[1]
-    inner = y[0, 0].numel()
-    block = min(2048, triton.next_power_of_2(inner))
-    grid = (y.shape[0] * n_ch, triton.cdiv(inner, block))
-    _epilogue_kernel[grid](y, conv_bias, n_ch, inner, add_value, scale, BLOCK=block, num_warps=4)
+def fused_forward(x: torch.Tensor, weight: torch.Tensor, conv_bias: torch.Tensor, stride: int, padding: int,
+                  output_padding: int, add_value: float, scale: float) -> torch.Tensor:
+    """``hardtanh(mish(conv_transpose2d(x, weight, conv_bias, stride, padding, output_padding)) + add_value, -1, 1)
+    * scale`` in one launch (CUDA, or CPU tensors under TRITON_INTERPRET=1). x: (N, Cin, H, W) fp32, weight:
+    (Cin, Cout, K, K), conv_bias: Cout values."""
+    x = x.contiguous()
+    nb, cin, h, w = x.shape
+    cout, k = weight.shape[1], weight.shape[2]
+    s, p = stride, padding
+    oh, ow = (h - 1) * s - 2 * p + k + output_padding, (w - 1) * s - 2 * p + k + output_padding
+    jh, jw = -(-oh // s), -(-ow // s)
+    wt = weight.permute(2, 3, 0, 1).contiguous()  # (K, K, Cin, Cout): one reduction row per (tap, channel)
+    y = torch.empty((nb, cout, oh, ow), device=x.device, dtype=x.dtype)
+    bm = 128
+    grid = (triton.cdiv(nb * jh * jw, bm), s * s)
+    _fused_kernel[grid](x, wt, conv_bias, y, nb, h, w, oh, ow, jh, jw, float(add_value), float(scale),
+                        CIN=cin, COUT=cout, K=k, S=s, P=p, BM=bm, BN=max(16, triton.next_power_of_2(cout)), BK=16,
+                        num_warps=8, num_stages=3)
     return y
 
 
@@ -55,11 +89,19 @@ class ModelNew(nn.Module):
         self.add_value = add_value
         self.scale = scale
 
+    def _fits(self, x: torch.Tensor) -> bool:
+        ct = self.conv_transpose
+        return (x.is_cuda and x.dtype == torch.float32 and x.dim() == 4 and ct.weight.dtype == torch.float32
+                and ct.bias is not None and ct.groups == 1 and ct.dilation == (1, 1)
+                and ct.kernel_size[0] == ct.kernel_size[1] and ct.stride[0] == ct.stride[1]
+                and ct.padding[0] == ct.padding[1] and ct.output_padding[0] == ct.output_padding[1]
+                and ct.out_channels <= 64)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         ct = self.conv_transpose
-        if not x.is_cuda:
-            v = F.mish(ct(x)) + self.add_value
+        if not self._fits(x):
+            v = F.mish(F.conv_transpose2d(x, ct.weight, ct.bias, ct.stride, ct.padding, ct.output_padding,
+                                          ct.groups, ct.dilation)) + self.add_value
             return F.hardtanh(v, min_val=-1, max_val=1) * self.scale
-        y = F.conv_transpose2d(x, ct.weight, None, ct.stride, ct.padding, ct.output_padding, ct.groups,
-                               ct.dilation).contiguous()
-        return fused_epilogue(y, ct.bias, float(self.add_value), float(self.scale))
+        return fused_forward(x, ct.weight, ct.bias, ct.stride[0], ct.padding[0], ct.output_padding[0],
+                             self.add_value, self.scale)

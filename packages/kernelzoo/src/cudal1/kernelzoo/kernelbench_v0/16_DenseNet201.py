@@ -1,25 +1,39 @@
-"""KernelBench level 3, 16_DenseNet201 (x: (10, 3, 224, 224) fp32; DenseNet-201: 7x7 stem conv, batch norm,
-ReLU, max pool; dense blocks of 6/12/48/32 layers (BatchNorm-ReLU-Conv3x3, growth 32, each layer's input the
-torch.cat of all earlier features); transition layers BatchNorm-ReLU-Conv1x1-AvgPool2d(2); final batch norm,
-ReLU, global average pool, Linear -> (10, 10)). The harness evaluates both models in eval mode, so every batch
-norm is the per-channel affine map of its running statistics (the fallback path uses
-``F.batch_norm(training=False)`` too).
+"""KernelBench level 3, 16_DenseNet201, second version: the first version's forward replayed as ONE CUDA graph.
 
-Eager spends most of its memory traffic outside the convolutions: each dense layer re-concatenates ALL earlier
-features (quadratic copying over a block), and batch norm and ReLU each read and write the whole layer input.
-Here each dense block owns ONE preallocated feature buffer: the block input and every new 32-channel feature
-are written once into their channel slice, and a layer reads the prefix slice directly. Batch norm + ReLU is
-ONE Triton kernel (one read of the strided slice, one write; scale/shift from the running stats in-kernel).
-In a transition layer the 1x1 convolution (no bias) and the 2x2 average pool commute exactly (both linear,
-the conv acts per pixel), so one Triton kernel applies batch norm + ReLU + the 2x2 average and cuDNN runs the
-1x1 conv on a 4x smaller input. The convolutions stay cuDNN fp32 (no TF32). Expected: ~1.2-1.4x (eager
-reference 27.4 ms on an H100), from the removed concatenations and the halved norm traffic.
-Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+Task: x (10, 3, 224, 224) fp32 -> (10, 10); DenseNet-201: 7x7 stem conv, batch norm, ReLU, max pool; dense blocks
+of 6/12/48/32 layers (BatchNorm-ReLU-Conv3x3, growth 32, each layer's input the concatenation of all earlier
+features) at 56/28/14/7 pixels a side; transition layers BatchNorm-ReLU-Conv1x1-AvgPool2d(2); final batch norm,
+ReLU, global average pool, Linear. Eval mode: every batch norm is the affine map of its running statistics.
+
+The kernels are the first version's (``cudal1.kernelzoo.blocks.densenet``): one preallocated feature buffer per
+dense block (no re-concatenation), batch norm + ReLU as one Triton pass over a layer's channel prefix, the
+transition's batch norm + ReLU + 2x2 average as one pass before its 1x1 conv (they commute), cuDNN fp32
+convolutions. That version measured only 1.03x over eager (17.8 ms on an H100): its ~100 dense layers each cost
+about four host launches (a 13-20 us Triton launch, the conv, the slice copy, views), ~4-5 ms of host time, and
+blocks 3 and 4 (48 + 32 layers at 14x14 and 7x7, batch 10) have only a few microseconds of GPU work per kernel,
+so the host paces the GPU there. Here ``_forward`` is captured once into a CUDA graph
+(``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``) and each call is three launches: the 6 MB input copy,
+the graph replay, the (10, 10) output clone. No batch norm is folded into a convolution: every batch norm here
+precedes a ReLU that precedes its convolution, and the stem's batch norm precedes a ReLU and a max pool, so a
+fold would only move the same pass into a separate bias add.
+Expected: the GPU time of the kernels, ~6-9 ms (the 3x3 convolutions of blocks 1-2 and the memory passes),
+so ~2-2.5x over eager (17.8 ms), against 1.03x for the first version. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.57x, 95% CI [1.48, 1.62] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
+import torch
+
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
 from cudal1.kernelzoo.blocks.densenet import DenseNet
 
 
 class ModelNew(DenseNet):
     def __init__(self, growth_rate: int = 32, num_classes: int = 1000):
         super().__init__([6, 12, 48, 32], growth_rate, num_classes)
+        self._graph = CUDAGraphForward(self._forward)
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The first version's forward (device work only: no host syncs, shapes fixed by the input's)."""
+        return DenseNet.forward(self, x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._graph(x)

@@ -1,42 +1,47 @@
-"""KernelBench level 2, 20_ConvTranspose3d_Sum_ResidualAdd_Multiply_ResidualAdd (x: (16, 32, 16, 32, 32) fp32;
-ConvTranspose3d(32 -> 64, k=3, stride=2, pad=1, output_pad=1) -> v: (16, 64, 32, 64, 64), 1.07 GB; then
-``((v + bias) + v) * v + v`` with bias (64, 1, 1, 1)).
+"""KernelBench level 2, 20_ConvTranspose3d_Sum_ResidualAdd_Multiply_ResidualAdd, second version (x: (16, 32, 16,
+32, 32) fp32; ConvTranspose3d(32 -> 64, k=3, stride 2, pad 1, output_pad 1) -> v: (16, 64, 32, 64, 64), 1.07 GB;
+then ``((v + bias) + v) * v + v`` with bias (64, 1, 1, 1)).
 
-cuDNN runs the transposed convolution without its bias (F.conv_transpose3d with the module's weight, fp32), and
-one Triton kernel does the whole tail in place on that output: add the conv bias to get v, then
-``((v + bias) + v) * v + v``, one read and one write of 1.07 GB. Eager adds the conv bias in a separate pass,
-clones v, and runs four more full-size passes (add, add, mul, add: each reads one or two 1.07 GB tensors and
-writes one), about 13 GB of traffic against our 2.1 GB: the tail drops from roughly 4-5 ms to about 0.7 ms of the
-8.06 ms reference (2026-11-24 H100 self-run), so expect about 1.7-1.9x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.44x, 95% CI [1.44, 1.45] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+The first version (kernelbench_v0/20_..., measured 1.45x: 8.08 ms eager, 5.55 ms ours) left the transposed
+convolution in cuDNN (about 4.8 ms: 29 GFLOP at ~6 TFLOP/s) and fused only the tail. Here ONE Triton kernel does
+everything: the transposed convolution as one fp32 implicit GEMM per stride-residue class (the gather form of
+``cudal1.kernelzoo.blocks.conv_transpose``: per output parity class only the taps that land there, 27/8 of 27 on
+average, reduction over (valid tap, input channel); ``tl.dot(input_precision="ieee")``: FMA, no TF32), all 64
+output channels of a block of 128 class positions per program, then conv bias and ``((v + bias) + v) * v + v``
+in registers and one write of the 1.07 GB output. The block ran these convolutions at 15-33 TFLOP/s on an H100,
+so expect about 1.3-2 ms for the 29 GFLOP plus the 1.07 GB write: about 4-5x over eager (vs 1.45x for v1).
+Not yet measured on a GPU.
+
+Other configurations (CPU, other dtypes, groups, dilation, more than 64 output channels per block are fine) run
+the same math in PyTorch.
 """
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 import triton
 import triton.language as tl
 
+from cudal1.kernelzoo.blocks.convt_fused import convt3d_class_acc, convt3d_program_tile
+
 
 @triton.jit
-def _epilogue_kernel(y_ptr, cb_ptr, b_ptr, n_ch, inner, BLOCK: tl.constexpr):
-    row = tl.program_id(0)  # one (sample, channel) plane
-    c = row % n_ch
-    s = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-    mask = s < inner
-    offs = row.to(tl.int64) * inner + s
-    v = tl.load(y_ptr + offs, mask=mask, other=0.0) + tl.load(cb_ptr + c)  # conv output with its bias
-    out = ((v + tl.load(b_ptr + c)) + v) * v + v
-    tl.store(y_ptr + offs, out, mask=mask)
-
-
-def fused_epilogue(y: torch.Tensor, conv_bias: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """In place on the bias-free conv output y (N, C, *spatial), contiguous fp32 on CUDA; returns y."""
-    n_ch = y.shape[1]
-    inner = y[0, 0].numel()
-    block = min(2048, triton.next_power_of_2(inner))
-    grid = (y.shape[0] * n_ch, triton.cdiv(inner, block))
-    _epilogue_kernel[grid](y, conv_bias, bias, n_ch, inner, BLOCK=block, num_warps=4)
-    return y
+def _convt_tail_kernel(x_ptr, w_ptr, cb_ptr, b_ptr, y_ptr, ID, IH, IW, OD, OH, OW, JD, JH, JW,
+                       CIN: tl.constexpr, COUT: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
+                       SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PD: tl.constexpr, PH: tl.constexpr,
+                       PW: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Program (class + classes * m-block, sample, channel block): conv + bias, then the task's tail, stored."""
+    rd, rh, rw, jd, jh, jw, od, oh, ow, mmask = convt3d_program_tile(tl.program_id(0), JD, JH, JW, OD, OH, OW,
+                                                                     SD, SH, SW, BM)
+    n = tl.program_id(1)
+    co = tl.program_id(2) * BN + tl.arange(0, BN)
+    cmask = co < COUT
+    acc = convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mmask, rd, rh, rw, ID, IH, IW, co, cmask, CIN, COUT,
+                            KD, KH, KW, SD, SH, SW, PD, PH, PW, BM, BN, BK)
+    v = acc + tl.load(cb_ptr + co, mask=cmask, other=0.0)[None, :]
+    out = ((v + tl.load(b_ptr + co, mask=cmask, other=0.0)[None, :]) + v) * v + v
+    OV = OD * OH * OW
+    y_off = (n.to(tl.int64) * COUT + co)[None, :] * OV + ((od * OH + oh) * OW + ow)[:, None]
+    tl.store(y_ptr + y_off, out, mask=mmask[:, None] & cmask[None, :])
 
 
 class ModelNew(nn.Module):
@@ -46,11 +51,34 @@ class ModelNew(nn.Module):
                                                  padding=padding, output_padding=output_padding)
         self.bias = nn.Parameter(torch.randn(bias_shape))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def _fits(self, x: torch.Tensor) -> bool:
         ct = self.conv_transpose
-        if not x.is_cuda:
-            v = ct(x)
+        return (x.is_cuda and x.dtype == torch.float32 and x.dim() == 5 and ct.weight.dtype == torch.float32
+                and ct.groups == 1 and tuple(ct.dilation) == (1, 1, 1) and ct.bias is not None
+                and ct.padding_mode == "zeros" and self.bias.numel() == ct.out_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self._fits(x):
+            v = self.conv_transpose(x)
             return ((v + self.bias) + v) * v + v
-        y = F.conv_transpose3d(x, ct.weight, None, ct.stride, ct.padding, ct.output_padding, ct.groups,
-                               ct.dilation).contiguous()
-        return fused_epilogue(y, ct.bias, self.bias)
+        return self._fused(x)
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        ct = self.conv_transpose
+        x = x.contiguous()
+        n, cin = x.shape[:2]
+        sp = tuple(x.shape[2:])
+        ks, s, p, op = tuple(ct.kernel_size), tuple(ct.stride), tuple(ct.padding), tuple(ct.output_padding)
+        out = tuple((i - 1) * s_ - 2 * p_ + k + o_ for i, s_, p_, k, o_ in zip(sp, s, p, ks, op, strict=True))
+        js = tuple(-(-o // s_) for o, s_ in zip(out, s, strict=True))
+        cout = ct.out_channels
+        # (taps, Cin, Cout): one reduction row per (tap, input channel), output channels contiguous
+        w = ct.weight.reshape(cin, cout, ks[0] * ks[1] * ks[2]).permute(2, 0, 1).contiguous()
+        y = torch.empty((n, cout) + out, device=x.device, dtype=x.dtype)
+        bn = min(64, max(16, triton.next_power_of_2(cout)))
+        bm = 128 if js[0] * js[1] * js[2] >= 4096 else 64
+        grid = (s[0] * s[1] * s[2] * triton.cdiv(js[0] * js[1] * js[2], bm), n, triton.cdiv(cout, bn))
+        _convt_tail_kernel[grid](x, w, ct.bias, self.bias.reshape(-1), y, *sp, *out, *js, CIN=cin, COUT=cout,
+                                 KD=ks[0], KH=ks[1], KW=ks[2], SD=s[0], SH=s[1], SW=s[2], PD=p[0], PH=p[1],
+                                 PW=p[2], BM=bm, BN=bn, BK=16, num_warps=8 if bn >= 64 else 4, num_stages=3)
+        return y

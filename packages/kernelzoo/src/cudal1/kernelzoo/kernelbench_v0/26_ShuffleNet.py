@@ -1,26 +1,31 @@
-"""KernelBench level 3, 26_ShuffleNet (x: (10, 3, 224, 224) fp32; 3x3 stem conv stride 2 + BatchNorm + ReLU, 3x3
-max pool stride 2, then 3 + 7 + 3 ShuffleNet units at 56x56 (240 / 480 / 960 channels, all stride 1; each: grouped
-1x1 conv + BN + ReLU, depthwise 3x3 conv + BN, channel shuffle, grouped 1x1 conv + BN + ReLU, plus the identity or
-1x1 conv + BN shortcut), 1x1 conv 960 -> 1024 + BN + ReLU, global average pool, Linear -> (10, 1000)). The harness
-evaluates both models in eval mode, so every batch norm is the per-channel affine map of its running statistics
-(the fallback path uses ``F.batch_norm(training=False)`` too).
+"""KernelBench level 3, 26_ShuffleNet, second version: the first version's kernels with the whole forward replayed
+as ONE CUDA graph.
 
-Eager makes a separate full pass for every elementwise step of every unit: on the unit's output tensors (up to
-120 MB each in stage 4) batch norm 3, ReLU, the shortcut batch norm and the in-place add, and on the mid tensors
-batch norm 1, ReLU, batch norm 2 and the shuffle's transpose copy. Here the convolutions stay cuDNN fp32 (no TF32)
-and everything between them is fused (``cudal1.kernelzoo.blocks.shufflenet``): batch norm 1 + ReLU is one pass;
-batch norm 2 + the channel shuffle is one pass (each plane written straight to its shuffled channel); and
-relu(bn3(a)) + shortcut (or + bn_s(shortcut conv)) is one pass (two reads, one write). The stem's batch norm +
-ReLU is one pass, and the head's batch norm + ReLU + global average pool is one read of the 128 MB conv5 output.
-About 45% of eager's elementwise traffic is removed (~9 GB of ~20 GB over the 13 units).
-Expected: ~1.2-1.3x (eager reference 16.9 ms on an H100).
-Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+Task: x (10, 3, 224, 224) fp32 -> (10, 1000); 3x3 stem conv stride 2 + BatchNorm + ReLU, 3x3 max pool stride 2,
+then 3 + 7 + 3 ShuffleNet units at 56x56 (240 / 480 / 960 channels; each: grouped 1x1 conv + BN + ReLU,
+depthwise 3x3 conv + BN, channel shuffle, grouped 1x1 conv + BN + ReLU, plus the identity or 1x1 conv + BN
+shortcut), 1x1 conv 960 -> 1024 + BN + ReLU, global average pool, Linear. Eval mode: every batch norm is the
+affine map of its running statistics.
+
+The kernels are the first version's (``cudal1.kernelzoo.blocks.shufflenet`` and ``bn_act``): cuDNN fp32 convs,
+batch norm 1 + ReLU as one pass, batch norm 2 + channel shuffle as one pass, relu(bn3(a)) + shortcut (with its
+batch norm) as one pass, the head's batch norm + ReLU + average pool as one read. That version measured 1.14x
+over eager (16.4 ms on an H100, so ~14.4 ms), with about 100 launches (a third of them Triton launches at
+13-20 us of host time). Here ``_forward`` is captured once (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``)
+and each call is three launches: the 6 MB input copy, the replay, the (10, 1000) output clone. Folding a batch
+norm into its convolution would not remove a pass here: cuDNN adds a conv bias as a separate pass, and each
+batch norm already rides in a pass that runs anyway (ReLU, the shuffle, or the shortcut add).
+Expected: modest, the units are GPU-bound (tensors of 30-120 MB at 56x56); the graph removes ~1.5-2 ms of
+host launch time of which only the part not hidden behind the GPU counts (the stem, the small head, the
+launch gaps between short kernels): ~1.15-1.25x over eager (16.4 ms), against 1.14x for the first version.
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.29x, 95% CI [1.29, 1.31] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
 import torch.nn as nn
 
 from cudal1.kernelzoo.blocks.bn_act import RELU, bn_act
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
 from cudal1.kernelzoo.blocks.shufflenet import ShuffleNetUnit, bn_relu_mean
 
 
@@ -37,6 +42,7 @@ class ModelNew(nn.Module):
         self.conv5 = nn.Conv2d(stages_out_channels[3], 1024, kernel_size=1, stride=1, padding=0, bias=False)
         self.bn5 = nn.BatchNorm2d(1024)
         self.fc = nn.Linear(1024, num_classes)
+        self._graph = CUDAGraphForward(self._forward)
 
     @staticmethod
     def _make_stage(in_channels, out_channels, repeats, groups):
@@ -44,6 +50,10 @@ class ModelNew(nn.Module):
                              *[ShuffleNetUnit(out_channels, out_channels, groups) for _ in range(1, repeats)])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._graph(x)
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The first version's forward: device work only (no host syncs; shapes fixed by the input's)."""
         x = self.maxpool(bn_act(self.conv1(x), self.bn1, RELU))
         x = self.stage4(self.stage3(self.stage2(x)))
         return self.fc(bn_relu_mean(self.conv5(x), self.bn5))

@@ -1,33 +1,23 @@
-"""KernelBench level 3, 29_SwinMLP (x: (10, 3, 224, 224) fp32; Swin-MLP-T: patch embed 4x4 + LayerNorm, stages of
-depth (2, 2, 6, 2) at 56/28/14/7 tokens a side with 96/192/384/768 channels and 3/6/12/24 heads (head dim 32),
-7x7 windows, every second block shifted by zero-padding 4 / 3 around the grid; the window "attention" is a grouped
-Conv1d(nH*49, nH*49, 1, groups=nH) mixing the 49 positions of each window per head; patch merging (2x2 concat,
-LayerNorm(4C), Linear(4C, 2C)); LayerNorm, mean over tokens, Linear(768, 1000)).
+"""KernelBench level 3, 29_SwinMLP, second version: the first version's kernels with the whole forward replayed
+as ONE CUDA graph.
 
-Same parameters, by name and shape, as the task; same math. The reference spends its ~13 ms on about 15 eager
-kernels a block: LayerNorm, pad copy, window-partition copy, head-transpose copy, the grouped cuDNN conv, transpose
-copy, window-reverse copy, crop copy, residual add, LayerNorm, fc1, GELU, fc2, residual add, on tensors of up to
-15 MB. Here a block is six launches:
+Task: x (10, 3, 224, 224) fp32 -> (10, 1000); Swin-MLP-T: patch embed 4x4 + LayerNorm, stages of depth
+(2, 2, 6, 2) at 56/28/14/7 tokens a side with 96/192/384/768 channels and 3/6/12/24 heads (head dim 32), 7x7
+windows, every second block shifted by zero-padding; the window "attention" is a grouped Conv1d(nH*49, nH*49, 1,
+groups=nH); patch merging (2x2 concat, LayerNorm(4C), Linear(4C, 2C)); LayerNorm, mean over tokens, Linear.
 
-* ONE Triton kernel, over the zero-padded token grid: norm1 of each token (zeros in the padding, as the task pads
-  after the norm), written straight into the head-major window layout X = (nH, 49, B*nW, 32): padding, window
-  partition and the head transpose are index arithmetic;
-* the grouped 1x1 Conv1d as ONE ``torch.bmm``: for head h, Y_h = W_h (49 x 49) @ X_h (49 x B*nW*32), the same
-  fp32 sums as the conv (its bias is added in the next kernel);
-* ONE Triton kernel per original token: gathers its 32-wide head slices from Y (window reverse + crop as index
-  math), adds the conv bias and the shortcut, writes ``x1 + fc2.bias`` and ``norm2(x1)``;
-* fc1 (+bias, one cuBLAS call), GELU, and fc2 as an in-place ``addmm_`` onto ``x1 + fc2.bias`` (the residual
-  add rides in the GEMM's beta = 1 epilogue).
-
-Patch merging is one Triton kernel (2x2 gather + LayerNorm(4C)) and the reduction Linear; the patch embedding is
-the task's Conv2d and one Triton kernel that LayerNorms its (B, C, L) output into (B, L, C) (no transpose copy);
-the head is one Triton kernel (final LayerNorm + mean over tokens) and the Linear. About 82 launches instead of
-about 200, and the big permute copies are gone: expected ~4x (GPU work ~2-3 ms: ~45 GFLOP of cuBLAS fp32 GEMMs
-plus ~1 GB of memory passes). CPU (and non-fp32) path: the same steps in plain torch (F.layer_norm, F.pad,
-reshape/permute into the same layout, the same bmm).
-
-Measured through the harness on an H100 (2026-11-25, eager baseline): 2.02x [1.97, 2.11]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+The kernels and the per-block structure are the first version's (unchanged below): per block one Triton kernel
+for norm1 + shift padding + window partition + head transpose, the grouped Conv1d as one ``torch.bmm``, one
+Triton kernel for window reverse + crop + conv bias + residual + norm2, fc1, GELU and fc2 with the residual in
+the GEMM epilogue; Triton patch-merge, embed-norm and head kernels. That version measured 2.02x over eager
+(9.78 ms on an H100, so ~4.8 ms) with about 82 launches, about 40 of them Triton launches at 13-20 us of host time
+each plus the cuBLAS calls and allocations: ~1.5-2 ms of host time, and in stages 3-4 (14x14 and 7x7 tokens)
+every kernel is a few microseconds of GPU work, so the host paces the GPU there. Here ``_forward`` is captured
+once (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``) and each call is three launches: the 6 MB input
+copy, the replay, the (10, 1000) output clone. There is no batch norm to fold (LayerNorms only, already fused
+into the Triton kernels' reads and writes).
+Expected: the GPU time of the kernels, ~2.5-3.5 ms (~45 GFLOP of cuBLAS fp32 GEMMs plus ~1 GB of memory passes),
+so ~3-3.5x over eager (9.78 ms), against 2.02x for the first version. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 4.48x, 95% CI [4.38, 4.58] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 
@@ -37,6 +27,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
 from cudal1.kernelzoo.blocks.swin import BasicLayer, Mlp
 from cudal1.kernelzoo.blocks.swin import PatchEmbed as SwinPatchEmbed
 
@@ -342,8 +333,13 @@ class ModelNew(nn.Module):
         self.norm = norm_layer(self.num_features)
         self.avgpool = nn.AdaptiveAvgPool1d(1)
         self.head = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
+        self._graph = CUDAGraphForward(self._forward)
 
     def forward(self, x):
+        return self._graph(x)
+
+    def _forward(self, x):
+        """The first version's forward: device work only (no host syncs; shapes fixed by the input's)."""
         x = self.patch_embed(x)
         for layer in self.layers:
             x = layer(x)

@@ -1,46 +1,51 @@
-"""KernelBench level 2, 49_ConvTranspose3d_Softmax_Sigmoid (x: (16, 32, 16, 32, 32) fp32;
-ConvTranspose3d(32 -> 64, k=3, stride=2, pad=1, output_pad=1) -> (16, 64, 32, 64, 64), 1.07 GB; softmax over
+"""KernelBench level 2, 49_ConvTranspose3d_Softmax_Sigmoid, second version (x: (16, 32, 16, 32, 32) fp32;
+ConvTranspose3d(32 -> 64, k=3, stride 2, pad 1, output_pad 1) -> (16, 64, 32, 64, 64), 1.07 GB; softmax over
 the 64 channels, then sigmoid).
 
-cuDNN runs the transposed convolution without its bias (F.conv_transpose3d with the module's weight, fp32) and
-one Triton kernel does bias + channel softmax + sigmoid in place: each program loads a (64 channels,
-BLOCK_S positions) slab (each channel row contiguous, so loads coalesce), adds the conv bias, takes the max and
-sum over channels in registers and writes ``sigmoid(softmax)``: one read and one write of 1.07 GB. Eager adds
-the bias in its own pass, runs softmax over a strided dim 1 (read + write) and sigmoid (read + write): about
-6.4 GB of traffic against our 2.1 GB, so about 2.5 ms of tail becomes about 0.7 ms of the 7.3 ms reference
-(2026-11-24 H100 self-run); expect about 1.3-1.5x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.32x, 95% CI [1.31, 1.33] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+The first version (kernelbench_v0/49_..., measured 1.31x: 7.40 ms eager, 5.64 ms ours) left the transposed
+convolution in cuDNN (about 4.8 ms: 29 GFLOP at ~6 TFLOP/s) and fused only the tail. Here ONE Triton kernel does
+everything: the transposed convolution as one fp32 implicit GEMM per stride-residue class (the gather form of
+``cudal1.kernelzoo.blocks.conv_transpose``: per output parity class only the taps that land there, 27/8 of 27 on
+average, reduction over (valid tap, input channel); ``tl.dot(input_precision="ieee")``: FMA, no TF32); a program
+owns a block of 128 class positions and ALL output channels (up to 64), so the channel softmax (max, exp, sum)
+and the sigmoid run on the accumulator in registers and the 1.07 GB output is written once and never re-read.
+The block ran these convolutions at 15-33 TFLOP/s on an H100, so expect about 1.3-2 ms for the 29 GFLOP plus the
+write: about 4-5x over eager (vs 1.31x for v1). Not yet measured on a GPU.
+
+Other configurations (CPU, other dtypes, groups, dilation, more than 64 output channels) run the same math in
+PyTorch.
 """
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 import triton
 import triton.language as tl
 
+from cudal1.kernelzoo.blocks.convt_fused import convt3d_class_acc, convt3d_program_tile
+
 
 @triton.jit
-def _bias_softmax_sigmoid_kernel(y_ptr, cb_ptr, n_ch, inner, BLOCK_C: tl.constexpr, BLOCK_S: tl.constexpr):
-    s = tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S)
-    c = tl.arange(0, BLOCK_C)
-    cmask = c < n_ch
-    mask = cmask[:, None] & (s[None, :] < inner)
-    offs = tl.program_id(1).to(tl.int64) * n_ch * inner + c[:, None] * inner + s[None, :]
-    v = tl.load(y_ptr + offs, mask=mask, other=0.0) + tl.load(cb_ptr + c, mask=cmask, other=0.0)[:, None]
-    v = tl.where(cmask[:, None], v, -float("inf"))
-    e = tl.exp(v - tl.max(v, 0)[None, :])
-    p = e / tl.sum(e, 0)[None, :]
-    tl.store(y_ptr + offs, 1.0 / (1.0 + tl.exp(-p)), mask=mask)
-
-
-def bias_softmax_sigmoid_(y: torch.Tensor, conv_bias: torch.Tensor) -> torch.Tensor:
-    """In place on contiguous fp32 CUDA y (N, C, *spatial): ``sigmoid(softmax(y + conv_bias[c], dim=1))``."""
-    n, c = y.shape[0], y.shape[1]
-    inner = y[0, 0].numel()
-    block_c = triton.next_power_of_2(c)
-    block_s = max(16, min(256, 8192 // block_c))
-    _bias_softmax_sigmoid_kernel[(triton.cdiv(inner, block_s), n)](y, conv_bias, c, inner, BLOCK_C=block_c,
-                                                                  BLOCK_S=block_s, num_warps=8)
-    return y
+def _convt_tail_kernel(x_ptr, w_ptr, cb_ptr, y_ptr, ID, IH, IW, OD, OH, OW, JD, JH, JW,
+                       CIN: tl.constexpr, COUT: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
+                       SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PD: tl.constexpr, PH: tl.constexpr,
+                       PW: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Program (class + classes * m-block, sample): conv + bias, softmax over the channels, sigmoid, stored (BN
+    covers every output channel)."""
+    rd, rh, rw, jd, jh, jw, od, oh, ow, mmask = convt3d_program_tile(tl.program_id(0), JD, JH, JW, OD, OH, OW,
+                                                                     SD, SH, SW, BM)
+    n = tl.program_id(1)
+    co = tl.arange(0, BN)
+    cmask = co < COUT
+    acc = convt3d_class_acc(x_ptr, w_ptr, n, jd, jh, jw, mmask, rd, rh, rw, ID, IH, IW, co, cmask, CIN, COUT,
+                            KD, KH, KW, SD, SH, SW, PD, PH, PW, BM, BN, BK)
+    v = acc + tl.load(cb_ptr + co, mask=cmask, other=0.0)[None, :]
+    v = tl.where(cmask[None, :], v, -float("inf"))
+    e = tl.exp(v - tl.max(v, 1)[:, None])
+    sm = e / tl.sum(e, 1)[:, None]
+    out = 1.0 / (1.0 + tl.exp(-sm))
+    OV = OD * OH * OW
+    y_off = (n.to(tl.int64) * COUT + co)[None, :] * OV + ((od * OH + oh) * OW + ow)[:, None]
+    tl.store(y_ptr + y_off, out, mask=mmask[:, None] & cmask[None, :])
 
 
 class ModelNew(nn.Module):
@@ -49,11 +54,33 @@ class ModelNew(nn.Module):
         self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride,
                                                  padding=padding, output_padding=output_padding, bias=bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def _fits(self, x: torch.Tensor) -> bool:
         ct = self.conv_transpose
-        if not x.is_cuda:
-            return torch.sigmoid(torch.softmax(ct(x), dim=1))
-        y = F.conv_transpose3d(x, ct.weight, None, ct.stride, ct.padding, ct.output_padding, ct.groups,
-                               ct.dilation).contiguous()
-        cb = ct.bias if ct.bias is not None else torch.zeros(y.shape[1], device=y.device, dtype=y.dtype)
-        return bias_softmax_sigmoid_(y, cb)
+        return (x.is_cuda and x.dtype == torch.float32 and x.dim() == 5 and ct.weight.dtype == torch.float32
+                and ct.groups == 1 and tuple(ct.dilation) == (1, 1, 1) and ct.bias is not None
+                and ct.padding_mode == "zeros" and ct.out_channels <= 64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self._fits(x):
+            return torch.sigmoid(torch.softmax(self.conv_transpose(x), dim=1))
+        return self._fused(x)
+
+    def _fused(self, x: torch.Tensor) -> torch.Tensor:
+        ct = self.conv_transpose
+        x = x.contiguous()
+        n, cin = x.shape[:2]
+        sp = tuple(x.shape[2:])
+        ks, s, p, op = tuple(ct.kernel_size), tuple(ct.stride), tuple(ct.padding), tuple(ct.output_padding)
+        out = tuple((i - 1) * s_ - 2 * p_ + k + o_ for i, s_, p_, k, o_ in zip(sp, s, p, ks, op, strict=True))
+        js = tuple(-(-o // s_) for o, s_ in zip(out, s, strict=True))
+        cout = ct.out_channels
+        # (taps, Cin, Cout): one reduction row per (tap, input channel), output channels contiguous
+        w = ct.weight.reshape(cin, cout, ks[0] * ks[1] * ks[2]).permute(2, 0, 1).contiguous()
+        y = torch.empty((n, cout) + out, device=x.device, dtype=x.dtype)
+        bn = max(16, triton.next_power_of_2(cout))  # every channel in one program (cout <= 64)
+        bm = 128 if js[0] * js[1] * js[2] >= 4096 else 64
+        grid = (s[0] * s[1] * s[2] * triton.cdiv(js[0] * js[1] * js[2], bm), n, 1)
+        _convt_tail_kernel[grid](x, w, ct.bias, y, *sp, *out, *js, CIN=cin, COUT=cout,
+                                 KD=ks[0], KH=ks[1], KW=ks[2], SD=s[0], SH=s[1], SW=s[2], PD=p[0], PH=p[1],
+                                 PW=p[2], BM=bm, BN=bn, BK=16, num_warps=8 if bn >= 64 else 4, num_stages=3)
+        return y

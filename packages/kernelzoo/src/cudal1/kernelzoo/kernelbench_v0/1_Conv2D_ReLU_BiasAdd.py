@@ -1,0 +1,56 @@
+"""KernelBench level 2, 1_Conv2D_ReLU_BiasAdd (x: (128, 3, 32, 32) fp32; Conv2d(3 -> 16, k=3) -> (128, 16, 30, 30);
+ReLU; ``+ bias`` (16, 1, 1)).
+
+One Triton kernel does the whole forward, the convolution included (direct 3-input-channel conv from
+``cudal1.kernelzoo.blocks.direct_conv``, plain fp32 FMAs, no TF32; bias, ReLU and the added bias in registers, one
+write of the output), and that kernel is replayed through a CUDA graph (``CUDAGraphForward``): per call one input
+copy, one graph launch and one output copy of host time. The earlier single-launch version (no graph) measured
+about 1.0x: a Triton launch from Python costs about as much host time as eager's conv, ReLU and add launches.
+Eager reference: 0.160 ms (H100). Expected: about 0.04-0.05 ms (three launches of host time, a few microseconds of
+GPU work plus the 7.4 MB output write), about 3x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.50x, 95% CI [1.43, 1.57] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
+from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, launch_conv2d_tail
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, b_ptr, out_ptr, C_IN, H, W, C, OH, OW,
+                  K: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    n = tl.program_id(0)
+    c = tl.arange(0, BLOCK_C)
+    cmask = c < C
+    p = tl.program_id(1) * BLOCK_P + tl.arange(0, BLOCK_P)
+    npos = OH * OW
+    pmask = p < npos
+    v = conv2d_tile(x_ptr, w_ptr, n, c, cmask, p // OW, p % OW, pmask, C_IN, H, W, K, BLOCK_C, BLOCK_P)
+    v += tl.load(cb_ptr + c, mask=cmask, other=0.0)[:, None]
+    y = tl.maximum(v, 0.0) + tl.load(b_ptr + c, mask=cmask, other=0.0)[:, None]
+    offs = (n * C + c).to(tl.int64)[:, None] * npos + p[None, :]
+    tl.store(out_ptr + offs, y, mask=cmask[:, None] & pmask[None, :])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, bias_shape):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self._graph = CUDAGraphForward(self._forward)
+
+    def _triton(self, x: torch.Tensor) -> torch.Tensor:
+        return launch_conv2d_tail(_fused_kernel, self.conv, x, tensors=(self.bias,))
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+        # the kernel reads ``bias`` as one value per channel: any other broadcast shape runs the PyTorch form
+        if not (direct_ok(self.conv, x) and tuple(self.bias.shape) == (self.conv.out_channels, 1, 1)
+                and self.bias.dtype == torch.float32):
+            return torch.relu(self.conv(x)) + self.bias
+        return self._triton(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._graph(x)

@@ -1,0 +1,90 @@
+"""KernelBench level 2, 21_Conv2d_Add_Scale_Sigmoid_GroupNorm (x: (128, 3, 32, 32) fp32; Conv2d(3 -> 16, k=3) ->
+(128, 16, 30, 30); ``+ bias`` (16, 1, 1); ``* scale`` (16, 1, 1); sigmoid; GroupNorm(8, 16)).
+
+ONE Triton kernel does the whole forward, the convolution included: one program per sample computes all 16
+channels x 900 positions of the conv in fp32 registers (direct 3-input-channel conv from
+``cudal1.kernelzoo.blocks.direct_conv``, plain FMAs, no TF32), applies bias, scale and sigmoid, then the group
+statistics (per-channel sums combined across each group's channels by a (16, 16) same-group mask; mean, then the
+biased variance of the centred values, as GroupNorm), normalises with the affine and writes the output once.
+Replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy
+of host time, against eager's conv (+ bias), add, mul, sigmoid and group norm launches. Other configurations run
+the PyTorch form. Eager reference: 0.259 ms (H100). Expected: about 0.04-0.05 ms, about 5x. Not yet measured on a
+GPU.
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.41x, 95% CI [2.33, 2.48] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
+from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, b_ptr, s_ptr, gw_ptr, gb_ptr, out_ptr, C_IN, H, W, C, OH, OW, CG, eps,
+                  K: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    n = tl.program_id(0)
+    c = tl.arange(0, BLOCK_C)
+    cmask = c < C
+    p = tl.arange(0, BLOCK_P)
+    npos = OH * OW
+    pmask = p < npos
+    mask = cmask[:, None] & pmask[None, :]
+    v = conv2d_tile(x_ptr, w_ptr, n, c, cmask, p // OW, p % OW, pmask, C_IN, H, W, K, BLOCK_C, BLOCK_P)
+    v += tl.load(cb_ptr + c, mask=cmask, other=0.0)[:, None]
+    v = (v + tl.load(b_ptr + c, mask=cmask, other=0.0)[:, None]) * tl.load(s_ptr + c, mask=cmask, other=0.0)[:, None]
+    v = 1.0 / (1.0 + tl.exp(-v))
+    c2 = tl.arange(0, BLOCK_C)
+    same = ((c[:, None] // CG) == (c2[None, :] // CG)) & (c2 < C)[None, :]
+    cnt = CG * npos
+    csum = tl.sum(tl.where(mask, v, 0.0), 1)
+    mean = tl.sum(tl.where(same, tl.reshape(csum, (1, BLOCK_C)), 0.0), 1) / cnt
+    d = tl.where(mask, v - mean[:, None], 0.0)
+    csq = tl.sum(d * d, 1)
+    var = tl.sum(tl.where(same, tl.reshape(csq, (1, BLOCK_C)), 0.0), 1) / cnt
+    y = d / tl.sqrt(var + eps)[:, None] * tl.load(gw_ptr + c, mask=cmask, other=0.0)[:, None] \
+        + tl.load(gb_ptr + c, mask=cmask, other=0.0)[:, None]
+    offs = (n * C + c).to(tl.int64)[:, None] * npos + p[None, :]
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, num_groups, bias_shape, scale_shape):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self.scale = nn.Parameter(torch.randn(scale_shape))
+        self.group_norm = nn.GroupNorm(num_groups, out_channels)
+        self._graph = CUDAGraphForward(self._forward)
+
+    def _fits(self, x: torch.Tensor) -> bool:
+        c, k = self.conv.out_channels, self.conv.kernel_size[0]
+        if not (direct_ok(self.conv, x) and self.group_norm.affine and tuple(self.bias.shape) == (c, 1, 1)
+                and tuple(self.scale.shape) == (c, 1, 1)):
+            return False
+        npos = (x.shape[2] - k + 1) * (x.shape[3] - k + 1)
+        return triton.next_power_of_2(npos) * triton.next_power_of_2(c) <= 16384
+
+    def _triton(self, x: torch.Tensor) -> torch.Tensor:
+        conv, gn = self.conv, self.group_norm
+        x = x.contiguous()
+        n, c_in, h, w = x.shape
+        c, k = conv.out_channels, conv.kernel_size[0]
+        oh, ow = h - k + 1, w - k + 1
+        out = torch.empty((n, c, oh, ow), device=x.device, dtype=x.dtype)
+        block_c, block_p = triton.next_power_of_2(c), triton.next_power_of_2(oh * ow)
+        _fused_kernel[(n,)](x, conv.weight, conv.bias, self.bias, self.scale, gn.weight, gn.bias, out, c_in, h, w, c,
+                            oh, ow, c // gn.num_groups, float(gn.eps), K=k, BLOCK_C=block_c, BLOCK_P=block_p,
+                            num_warps=8 if block_c * block_p >= 8192 else 4)
+        return out
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self._fits(x):
+            return self._triton(x)
+        return self.group_norm(torch.sigmoid((self.conv(x) + self.bias) * self.scale))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._graph(x)

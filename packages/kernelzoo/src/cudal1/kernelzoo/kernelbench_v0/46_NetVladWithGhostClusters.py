@@ -1,0 +1,35 @@
+"""KernelBench level 3, 46_NetVladWithGhostClusters (x: (32, 100, 512) fp32; NetVLAD with 32 clusters and 16
+ghost clusters: assignment = BatchNorm1d(x @ clusters) softmaxed over the 48 clusters, the 16 ghost columns
+dropped; vlad = assignment^T @ x minus a_sum * clusters2, L2-normalised over the features per cluster, flattened
+to (32, 16384) and L2-normalised again). The harness evaluates both in eval mode, so the batch norm is the
+per-cluster affine map of its running statistics.
+
+Launch-bound: eager runs about 16 kernels (matmul, batch norm, softmax, sum, mul, bmm, sub, two normalisations of
+several kernels each, a transpose copy) on under 7 MB of data; ~0.46 ms on an H100, mostly host launch overhead.
+The one-Triton-program-per-row kernel of ``blocks.netvlad`` (used by 47) measured 0.32x here: 32 programs doing
+fp32 FMA matmuls leave most of the GPU idle. So this file keeps cuBLAS and the library kernels (the layer's
+PyTorch formulation, :meth:`cudal1.kernelzoo.blocks.netvlad.NetVLAD._torch`: ``x @ clusters`` as one matmul,
+eval batch norm from the running statistics, softmax, ghost columns sliced off, the bmm, both normalisations;
+all fp32) and captures it once as a CUDA graph (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`):
+a call is one input copy, one graph launch and one output copy instead of ~16 launches; the parameters and
+running statistics are read live on every replay.
+Eager reference 0.457 ms on an H100; expected ~0.08-0.12 ms (~4x): ~16 small kernels back to back inside the
+graph (~2-3 us each) plus three launches.
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 5.13x, 95% CI [5.03, 5.24] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
+from cudal1.kernelzoo.blocks.netvlad import NetVLAD
+
+
+class ModelNew(NetVLAD):
+    """The layer as the task builds it: ``(cluster_size, feature_size, ghost_clusters)``."""
+
+    def __init__(self, cluster_size, feature_size, ghost_clusters):
+        super().__init__(cluster_size, feature_size, ghost_clusters)
+        self._graph = CUDAGraphForward(self._torch)
+
+    def forward(self, x: torch.Tensor, mask=None) -> torch.Tensor:
+        return self._graph(x)

@@ -1,0 +1,53 @@
+"""KernelBench level 2, 4_Conv2d_Mish_Mish (x: (128, 3, 32, 32) fp32; Conv2d(3 -> 16, k=3) -> (128, 16, 30, 30);
+mish; mish).
+
+One Triton kernel does the whole forward, the convolution included (direct 3-input-channel conv from
+``cudal1.kernelzoo.blocks.direct_conv``, plain fp32 FMAs, no TF32; bias and both mish in registers with the
+block's cancellation-free mish, one write of the output), replayed through a CUDA graph (``CUDAGraphForward``):
+per call one input copy, one graph launch and one output copy of host time. The earlier single-launch version (no
+graph) measured about 1.0x: one Triton launch from Python costs about the host time of eager's three launches.
+Eager reference: 0.094 ms (H100). Expected: about 0.035-0.045 ms (three launches of host time, a few microseconds
+of GPU work), about 2-2.5x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.45x, 95% CI [1.38, 1.55] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
+from cudal1.kernelzoo.blocks.direct_conv import conv2d_tile, direct_ok, launch_conv2d_tail, mish
+
+
+@triton.jit
+def _fused_kernel(x_ptr, w_ptr, cb_ptr, out_ptr, C_IN, H, W, C, OH, OW,
+                  K: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    n = tl.program_id(0)
+    c = tl.arange(0, BLOCK_C)
+    cmask = c < C
+    p = tl.program_id(1) * BLOCK_P + tl.arange(0, BLOCK_P)
+    npos = OH * OW
+    pmask = p < npos
+    v = conv2d_tile(x_ptr, w_ptr, n, c, cmask, p // OW, p % OW, pmask, C_IN, H, W, K, BLOCK_C, BLOCK_P)
+    v += tl.load(cb_ptr + c, mask=cmask, other=0.0)[:, None]
+    offs = (n * C + c).to(tl.int64)[:, None] * npos + p[None, :]
+    tl.store(out_ptr + offs, mish(mish(v)), mask=cmask[:, None] & pmask[None, :])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self._graph = CUDAGraphForward(self._forward)
+
+    def _triton(self, x: torch.Tensor) -> torch.Tensor:
+        return launch_conv2d_tail(_fused_kernel, self.conv, x)
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not direct_ok(self.conv, x):
+            return F.mish(F.mish(self.conv(x)))
+        return self._triton(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._graph(x)

@@ -1,0 +1,49 @@
+"""KernelBench level 2, 70_Gemm_Sigmoid_Scaling_ResidualAdd (x: (128, 1024) fp32; Linear(1024 -> 512); ``y +
+sigmoid(y) * 2.0`` -> (128, 512)).
+
+The GEMM stays cuBLAS fp32 (``F.linear``, the reference's own call), sigmoid, scale and residual add run in one
+Triton pass, and the two are replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one
+graph launch and one output copy of host time, against eager's addmm, sigmoid, mul and add launches. The earlier
+single-launch Triton version (no graph) measured about 1.0x. Eager reference: 0.130 ms (H100). Expected: about
+0.04-0.05 ms (three launches of host time, the ~10 us GEMM), about 2.5-3x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.45x, 95% CI [1.39, 1.50] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
+
+
+@triton.jit
+def _tail_kernel(y_ptr, out_ptr, numel, scale, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < numel
+    v = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, (1.0 / (1.0 + tl.exp(-v))) * scale + v, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, input_size, hidden_size, scaling_factor):
+        super().__init__()
+        self.gemm = nn.Linear(input_size, hidden_size)
+        self.scaling_factor = scaling_factor
+        self._graph = CUDAGraphForward(self._forward)
+
+    def _triton(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.linear(x, self.gemm.weight, self.gemm.bias).contiguous()
+        out = torch.empty_like(y)
+        _tail_kernel[(triton.cdiv(y.numel(), 1024),)](y, out, y.numel(), float(self.scaling_factor), BLOCK=1024,
+                                                       num_warps=4)
+        return out
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.is_cuda and x.dtype == torch.float32:
+            return self._triton(x)
+        y = F.linear(x, self.gemm.weight, self.gemm.bias)
+        return torch.sigmoid(y) * self.scaling_factor + y
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._graph(x)
