@@ -8,6 +8,8 @@ of the four (oh, ow) parity classes of the stride-2 output only the kernel taps 
 or 2 per dimension, 3.4 of 27 on average: 108 FMAs per output value instead of the 864 of a dense 27-tap sum,
 all 16 output channels at once as an outer product, fp32, no TF32; 3.4 GFMA in all), and the result is written
 once. Expected: about 3-5x faster than eager. Measured through the harness on an H100 (2026-11-25, eager baseline): 2.37x, 95% CI [2.36, 2.41] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.34x, 95% CI [2.29, 2.37] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -18,10 +18,12 @@ conv + one fused tail, 1.20x: 2.10 vs 1.74 ms) spends nearly all of its time in 
 3. one in-place pass normalises and applies the group-norm affine map (34 MB read + write).
 Expected: the conv at 12-20 TFLOP/s (the 91_ConvTranspose2d_... scheme, measured 3.21x) is about 0.45-0.7 ms,
 plus about 0.03 ms for the rest: about 0.5-0.75 ms against the 2.10 ms eager reference (2026-11-25 H100), about
-3x. Not yet measured on a GPU.
+3x.
 
 Other configurations (CPU, other dtypes, groups or dilation, a pool that is not the conv stride, more than 64
 output channels, group sizes that are not powers of two) run the same math in PyTorch.
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.61x, 95% CI [3.52, 3.78] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch

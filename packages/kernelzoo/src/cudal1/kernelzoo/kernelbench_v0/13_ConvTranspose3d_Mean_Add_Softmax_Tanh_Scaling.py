@@ -11,6 +11,8 @@ weight (computed in every forward, 3.5 KB) and bias ``b.mean() + bias``, writing
 re-reads the 126 MB transposed-conv output for the mean, then runs add, softmax, tanh and mul passes (1.73 ms in
 the 2026-11-24 H100 self-run); the 16x smaller transposed conv and single epilogue should be several x faster.
 Measured through the harness on an H100 (2026-11-25, eager baseline): 8.10x, 95% CI [7.93, 8.16] (the harness marks this task degenerate: left out of every average) (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 7.03x, 95% CI [6.88, 7.15] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -12,6 +12,8 @@ Batch norm + ReLU is ONE Triton kernel (one strided read, one write; scale/shift
 in-kernel). The 3x3 convolutions stay cuDNN fp32 (no TF32). Expected: ~1.3x (eager reference 11.2 ms on an
 H100; about 3 GB of the ~8 GB of eager's non-convolution traffic removed).
 Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.19x, 95% CI [1.18, 1.20] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 from cudal1.kernelzoo.blocks.densenet import DenseBlock

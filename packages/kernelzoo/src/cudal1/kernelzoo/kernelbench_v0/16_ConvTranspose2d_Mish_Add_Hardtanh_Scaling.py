@@ -16,6 +16,8 @@ measured on a GPU.
 
 Other configurations (CPU, other dtypes, groups or dilation, more than 64 output channels) run the same math in
 PyTorch.
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.01x, 95% CI [2.44, 3.09] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -11,6 +11,8 @@ the group's share of the mean, and a (128, 8) sum gives the result. Eager adds t
 (statistics read + normalise read/write of 103 MB) and the mean (another read): our tail is one read of the conv
 output and two launches. Reference 0.76 ms (2026-11-24 H100 self-run);
 expect about 1.5x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.43x, 95% CI [1.43, 1.45] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.43x, 95% CI [1.42, 1.45] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -16,8 +16,7 @@ pointer added: relu(bn(a + b)) as one pass, and relu(bn(a + b)) + 2x2 max pool a
 pooled quarter (each value normalised before the max, so a negative batch-norm scale is handled). The forward is
 captured once (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``): three launches a call instead of ~14
 (minor here; the fp32 3x3 convolutions, ~120 GFLOP, are most of the time).
-Expected: ~3.6-3.8 ms, ~1.2x over eager (4.48 ms), against 1.12x for the first version. Not yet measured on a
-GPU.
+Expected: ~3.6-3.8 ms, ~1.2x over eager (4.48 ms), against 1.12x for the first version.
 
 Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.24x, 95% CI [1.24, 1.25] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """

@@ -8,6 +8,8 @@ ms in the 2026-11-24 H100 self-run); one launch here: expect about 1.5-2x.
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.23x [1.19, 1.29]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.23x, 95% CI [1.19, 1.29] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

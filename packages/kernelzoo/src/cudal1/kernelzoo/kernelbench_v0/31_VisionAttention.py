@@ -10,8 +10,9 @@ away: roughly 45 GB of memory traffic. Here the same projections use the module'
 unused head-averaged weights are never formed. In fp32 on an H100 SDPA runs PyTorch's memory-efficient
 (CUTLASS) attention: 3xTF32 GEMMs (fp32-level accuracy, not TF32) with an online softmax, so the score matrix
 never reaches memory. The residual add and LayerNorm are unchanged. Expect about 3-4x (21.8 ms reference,
-dominated by the score-matrix traffic; the fused kernel does the 275 GFLOP on tensor cores). Not yet measured
-on a GPU.
+dominated by the score-matrix traffic; the fused kernel does the 275 GFLOP on tensor cores).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.48x, 95% CI [1.48, 1.49] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch.nn as nn

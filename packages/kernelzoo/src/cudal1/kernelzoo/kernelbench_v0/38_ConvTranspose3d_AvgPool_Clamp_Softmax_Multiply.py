@@ -14,6 +14,8 @@ Triton kernel does clamp + channel softmax + scale: each program loads a (16 cha
 writes and re-reads the 134 MB intermediate for the pool, then clamp, softmax and multiply passes (1.57 ms in
 the 2026-11-24 H100 self-run). Expected several x (the 8 -> 16 k=2 conv is about 0.5 GFLOP).
 Measured through the harness on an H100 (2026-11-25, eager baseline): 2.97x, 95% CI [2.71, 3.25] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.70x, 95% CI [2.61, 2.79] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -12,6 +12,8 @@ self-run, timing_unstable); one launch here: expect about 1.4-2x.
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.28x [1.23, 1.32]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.28x, 95% CI [1.23, 1.32] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -12,6 +12,8 @@ conv output and one 0.54 GB write, where eager makes a separate bias pass, the s
 8.6 GB), the LayerNorm (read + write), the pool (read) and the GELU: about 46 GB against our 9.1 GB, i.e.
 about 15 ms of tail becomes about 3.5 ms of the 74.8 ms reference (2026-11-24 H100 self-run, dominated by the
 464 GFLOP transposed conv). Expect about 1.15-1.2x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.67x, 95% CI [1.67, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.67x, 95% CI [1.67, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

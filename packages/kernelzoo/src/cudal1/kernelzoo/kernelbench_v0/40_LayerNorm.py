@@ -7,7 +7,10 @@ the 268 MB input (twice) and the output. Here:
 2. apply, grid (D / BLOCK): each program loads its weight/bias tile once, then for every row merges that row's
    SPLIT partials (Chan again, vectorised; 1 KiB from L2) and writes ``(x - mean) * rstd * w + b``.
 Traffic: x read twice, y written once, weight and bias read once (about 870 MB) with every SM busy; expected
-well above 2x eager. Measured through the harness on an H100 (2026-11-25, eager baseline): 18.35x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md)."""
+well above 2x eager. Measured through the harness on an H100 (2026-11-25, eager baseline): 18.35x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 18.01x, 95% CI [17.79, 18.43] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+"""
 
 import torch
 import torch.nn as nn

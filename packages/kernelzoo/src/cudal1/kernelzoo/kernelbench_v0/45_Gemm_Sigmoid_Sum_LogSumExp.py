@@ -6,6 +6,8 @@ add) for a few KB of data. Here ONE Triton program does it all in registers: the
 over the 10 inputs (no TF32), bias, sigmoid, the row sums (masked) and a max-shifted logsumexp, and writes the
 scalar. ``linear2`` stays a module so the parameters match the reference by name. Expect several x (one launch
 against about eight). Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 3.04x, 95% CI [2.84, 3.52] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -14,6 +14,8 @@ launch; expected about 1.5x (measured single-launch conv+pool files, 35_ and 82_
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.26x [1.25, 1.29]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.26x, 95% CI [1.25, 1.29] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -7,6 +7,8 @@ does the whole tail in place on its output: conv bias, per-channel scale, tanh, 
 one read and one write. Eager adds the conv bias in a separate pass and runs four more elementwise kernels,
 each reading and writing the 103 MB tensor (about 1 GB of traffic against our 0.2 GB): about 0.35 ms of the
 0.86 ms reference (2026-11-24 H100 self-run) becomes about 0.07 ms; expect about 1.4x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.61x, 95% CI [1.58, 1.63] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.62x, 95% CI [1.53, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -10,10 +10,12 @@ average, reduction over (valid tap, input channel); ``tl.dot(input_precision="ie
 owns a block of 128 class positions and ALL output channels (up to 64), so the channel softmax (max, exp, sum)
 and the sigmoid run on the accumulator in registers and the 1.07 GB output is written once and never re-read.
 The block ran these convolutions at 15-33 TFLOP/s on an H100, so expect about 1.3-2 ms for the 29 GFLOP plus the
-write: about 4-5x over eager (vs 1.31x for v1). Not yet measured on a GPU.
+write: about 4-5x over eager (vs 1.31x for v1).
 
 Other configurations (CPU, other dtypes, groups, dilation, more than 64 output channels) run the same math in
 PyTorch.
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 5.14x, 95% CI [4.86, 5.66] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -15,6 +15,8 @@ with W' (16, 3, 2, 2, 2) folded from the (3, 16, 3, 3, 3) weight inside every fo
 writing the 118 MB pooled output directly; eager runs cuDNN's stride-2 transposed convolution (a slow dgrad
 path for 3 input channels: most of the 14.2 ms in the 2026-11-24 H100 self-run), then scales and pools the
 1 GB intermediate and runs two more passes. Expected well over 10x. Measured through the harness on an H100 (2026-11-25, eager baseline): 13.44x, 95% CI [13.29, 13.79] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 12.93x, 95% CI [12.65, 13.40] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -13,6 +13,8 @@ harness randomises buffers, so causality is not assumed and no block is skipped)
 plain fp32 FMA (``input_precision="ieee"``). Expect about 1.5x (5.1 ms reference: about 2.5 ms of score
 traffic plus 0.6 ms of bmm become one compute-bound kernel of roughly 1.5-2 ms for its 52 GFLOP; the 58 GFLOP
 c_attn GEMM, about 1.2 ms, stays). Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.22x, 95% CI [1.22, 1.23] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import math

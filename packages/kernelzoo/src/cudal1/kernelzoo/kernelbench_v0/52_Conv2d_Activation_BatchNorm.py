@@ -10,6 +10,8 @@ sample in fp32 registers (direct convolution, plain FMAs, no TF32), adds the con
 eval affine ``(y - running_mean) / sqrt(running_var + eps) * weight + bias`` from the current parameters and
 statistics, and writes the output once. Eager: conv, bias, softplus, tanh, mul, batch norm: 6 kernels, 0.26 ms
 through the harness (2026-11-24 H100 self-run), mostly launches. One launch; expect 4x or more.
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.65x, 95% CI [1.58, 1.76] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -9,6 +9,8 @@ H100 self-run, timing_unstable); one launch here: expect about 1.5-2x.
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.19x [1.09, 1.26]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.19x, 95% CI [1.09, 1.26] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

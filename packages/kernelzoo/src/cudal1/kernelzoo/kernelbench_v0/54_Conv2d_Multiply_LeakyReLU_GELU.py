@@ -12,6 +12,8 @@ single-launch conv files: 1.27-1.85x).
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.10x [1.03, 1.20]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.10x, 95% CI [1.03, 1.20] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

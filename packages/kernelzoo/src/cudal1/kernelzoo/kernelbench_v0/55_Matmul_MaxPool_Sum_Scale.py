@@ -11,6 +11,8 @@ timing_unstable); one launch here: expect about 1.5-2.5x. An earlier, different 
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.93x [1.78, 2.00]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.93x, 95% CI [1.78, 2.00] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

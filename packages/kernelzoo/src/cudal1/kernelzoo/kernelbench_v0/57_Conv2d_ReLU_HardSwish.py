@@ -12,6 +12,8 @@ Eager: 7 kernels, 0.18 ms through the harness (2026-11-24 H100 self-run), launch
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.50x [1.46, 1.55]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.50x, 95% CI [1.46, 1.55] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -12,6 +12,8 @@ of 27 on average, all 16 output channels at once, fp32 FMA, no TF32) and is chea
 3. apply kernel: conv + swish again, normalise, affine, hardswish, one 1 GB write.
 Memory traffic drops from about 9 GB to the 1 GB output plus the 25 MB input. Expected: several x faster than
 eager (reference 16 ms on an H100). Measured through the harness on an H100 (2026-11-25, eager baseline): 5.43x, 95% CI [5.40, 5.53] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 5.43x, 95% CI [5.40, 5.53] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -14,6 +14,8 @@ is latency-bound at a few microseconds).
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.15x [1.01, 1.20]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.15x, 95% CI [1.01, 1.20] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -12,6 +12,8 @@ One launch; expected about 1.3x (measured single-launch conv files with 4 eager 
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.02x [1.01, 1.07]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.02x, 95% CI [1.01, 1.07] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

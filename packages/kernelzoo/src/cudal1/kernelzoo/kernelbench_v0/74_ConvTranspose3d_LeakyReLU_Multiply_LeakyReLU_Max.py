@@ -10,6 +10,8 @@ program owns one pooled depth index (two output planes) and two pooled rows; eac
 exactly the 8 (plane, parity) tiles at the same (jh, jw), so the activations are applied per tile and the pool
 is an elementwise max of 8 register tiles. Only the 34 MB pooled result is written. Expected: about 3-6x faster
 than eager (reference 3.5 ms on an H100). Measured through the harness on an H100 (2026-11-25, eager baseline): 2.68x, 95% CI [2.66, 2.70] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.68x, 95% CI [2.66, 2.70] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -12,6 +12,8 @@ read of x (a per-(n, ci) sum), a (16 x 64) @ (64 x 32) product done as an fp32 b
 and a few (16, 32) elementwise ops. Expected: more than 10x faster than eager. Runs the same formulation on
 every device (the CPU tests check the algebra itself); layouts it does not cover (padding, groups) fall back to
 the task's formulation. Measured through the harness on an H100 (2026-11-25, eager baseline): 12.42x, 95% CI [12.03, 12.93] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 12.42x, 95% CI [12.03, 12.93] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

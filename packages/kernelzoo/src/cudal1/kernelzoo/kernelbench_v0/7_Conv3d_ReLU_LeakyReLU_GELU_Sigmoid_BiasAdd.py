@@ -7,6 +7,8 @@ does the whole tail in place on its output: conv bias, relu, leaky relu, exact e
 and one write. Eager adds the conv bias in a separate pass and runs five more elementwise kernels, each reading
 and writing the 103 MB tensor (about 1.2 GB of traffic against our 0.2 GB): about 0.4 ms of the 0.97 ms
 reference (2026-11-24 H100 self-run) becomes about 0.07 ms; expect about 1.5x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.65x, 95% CI [1.61, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.65x, 95% CI [1.61, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

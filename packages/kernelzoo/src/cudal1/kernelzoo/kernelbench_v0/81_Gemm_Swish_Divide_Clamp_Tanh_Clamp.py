@@ -7,6 +7,8 @@ halving, clamp, tanh (overflow-free ``sign(u) (1 - e) / (1 + e)``, ``e = exp(-2|
 1e-7) and the last clamp. Eager runs the GEMM and six elementwise kernels (sigmoid, multiply, divide, clamp,
 tanh, clamp), launch-bound (reference 0.30 ms in the 2026-11-24 H100 self-run); two launches here: expect about
 1.7-2x. Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.47x, 95% CI [1.41, 1.55] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -13,6 +13,8 @@ launches here: expect about 1.3-1.7x.
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.30x [1.29, 1.36]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.30x, 95% CI [1.29, 1.36] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -12,6 +12,8 @@ self-run), launch-bound. One launch; expected about 1.4x (measured single-launch
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.16x [1.10, 1.22]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.16x, 95% CI [1.10, 1.22] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

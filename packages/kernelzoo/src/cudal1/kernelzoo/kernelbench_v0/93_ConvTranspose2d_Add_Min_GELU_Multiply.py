@@ -15,10 +15,12 @@ one (no inserted zeros, no parity masking), and each input value loaded once for
 program owns 128 super positions and the 64 columns; conv bias, add, min, GELU and scale run on the accumulator
 tile before the only write of the output. ``tl.dot(input_precision="ieee")``: fp32 FMA, no TF32.
 Expected: 2.3 GFLOP at 12-20 TFLOP/s plus the 36 MB write, about 0.15-0.2 ms against the 0.645 ms eager
-reference (2026-11-25 H100): about 3-4x (the first version: 1.45x). Not yet measured on a GPU.
+reference (2026-11-25 H100): about 3-4x (the first version: 1.45x).
 
 Other configurations (CPU, other dtypes, groups or dilation, a kernel that is not a multiple of the stride,
 S * S * Cout above 128) run the same math in PyTorch.
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.42x, 95% CI [3.01, 3.62] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch

@@ -13,6 +13,8 @@ programs of 16 x 32 x 512): expect about 1.7-2.5x.
 
 Measured through the harness on an H100 (2026-11-25, eager baseline): 1.81x [1.70, 2.03]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.81x, 95% CI [1.70, 2.03] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch

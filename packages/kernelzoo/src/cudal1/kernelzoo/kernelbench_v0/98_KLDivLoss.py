@@ -8,6 +8,8 @@ here should give about 2-2.5x. Measured through the harness on an H100 (2026-11-
 
 Measured again for the release on another machine start (H100, 2026-11-25, eager baseline): 1.14x [1.10, 1.21]
 (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+
+Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.14x, 95% CI [1.10, 1.21] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
 """
 
 import torch
