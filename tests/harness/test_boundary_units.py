@@ -72,18 +72,18 @@ def test_clock_check_fails_work_outside_the_reported_times_and_passes_noise():
 
 
 def _attempt(excess: float, drift: float, ratio_spread: float, stable: bool):
+    from cudal1.harness.attempts import Attempt
     from cudal1.harness.clockcheck import ClockCheck
-    from cudal1.harness.pair import _Attempt
     from cudal1.harness.timing import TimingSummary
 
     s = TimingSummary(ref_ms=0.2, cand_ms=0.1, speedup_raw=2.0, speedup=2.0, ci=(1.9, 2.1), ref_bucket_ms=[0.2],
                       cand_bucket_ms=[0.1], ref_spread=0.05, cand_spread=0.05, rounds=40, stable=stable,
                       ratio_spread=ratio_spread)
-    return _Attempt(s, ClockCheck(excess, 0.03, 0.1, 0.1 + excess, 40), drift, PairedTimes(), PairedTimes())
+    return Attempt(s, ClockCheck(excess, 0.03, 0.1, 0.1 + excess, 40), drift, PairedTimes(), PairedTimes())
 
 
 def test_a_pair_reports_an_attempt_that_passed_both_timing_checks():
-    from cudal1.harness.pair import choose_attempt
+    from cudal1.harness.attempts import choose_attempt
 
     honest_unstable, slowed, stable = _attempt(0.0, 0.20, 0.3, False), _attempt(0.0, 0.40, 0.05, True), \
         _attempt(0.01, 0.05, 0.05, True)

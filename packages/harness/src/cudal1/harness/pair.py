@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import clockcheck
+from .attempts import Attempt, choose_attempt, drift_limit, reference_drift
 from .config import EvalConfig
 from .leaves import judge
 from .process import WorkerGone, WorkerProcess
 from .protocol import WorkerReport
 from .static_checks import StaticReport
-from .timing import PairedTimes, TimingSummary, summarise_rounds
+from .timing import PairedTimes, summarise_rounds
 from .types import Candidate, Task
 from .verdict import Failure, Observations
 
@@ -47,7 +48,6 @@ BATCH_TARGET_MS = {"cuda": 20.0, "cpu": 40.0}  #: reported time of one batch of 
 MAX_CALLS = {"cuda": 32, "cpu": 8}
 MEMORY_SHARE = 0.35  #: of a worker's free GPU memory its batch's inputs and outputs may take
 ALONE_ROUNDS = 5  #: reference batches timed alone, before a candidate of the task is loaded
-DRIFT_LIMIT = 0.25  #: reference slower by more than this (and its noise) while a candidate is loaded
 
 
 def fresh_seed() -> int:
@@ -305,7 +305,7 @@ def _timing(run: _Run) -> bool:
     assert warm is not None
     rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
     attempts: list[dict[str, Any]] = []
-    measured: list[_Attempt] = []
+    measured: list[Attempt] = []
     for attempt in range(cfg.attempts):
         times = PairedTimes()
         events = PairedTimes()
@@ -322,8 +322,8 @@ def _timing(run: _Run) -> bool:
             clocks_c.append(res[1])
         summary = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt)
         check = clockcheck.check(clocks_r, clocks_c, summary.cand_ms, ref.device)
-        drift = _drift(summary.ref_ms, ref.alone_ms) if ref.device == "cuda" else 0.0
-        measured.append(_Attempt(summary, check, drift, times, events))
+        drift = reference_drift(summary.ref_ms, ref.alone_ms) if ref.device == "cuda" else 0.0
+        measured.append(Attempt(summary, check, drift, times, events))
         attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms})
         if check.excess_ms > 2.0 * check.allowance_ms:
@@ -365,72 +365,12 @@ def _timing(run: _Run) -> bool:
             "rejected", f"the parent's clock saw {check.excess_ms:.4g} ms per call more around the candidate's "
             f"batches than the candidate's process reported, beyond the reference's overhead (allowance "
             f"{check.allowance_ms:.4g} ms): work outside its timed calls, or forged times", "timing_disagrees")
-    elif drift > _drift_limit(summary):
+    elif drift > drift_limit(summary):
         obs.timing_failure = Failure(
             "rejected", f"the reference ran {100 * drift:.0f}% slower beside this candidate ({summary.ref_ms:.4g} ms) "
             f"than alone ({statistics.median(ref.alone_ms):.4g} ms): something of the candidate kept the GPU busy",
             "reference_drift")
     return True
-
-
-@dataclass
-class _Attempt:
-    """One measurement attempt of a pair: its figures and the two timing checks' inputs."""
-
-    summary: TimingSummary
-    check: clockcheck.ClockCheck
-    drift: float
-    times: PairedTimes
-    events: PairedTimes
-
-    @property
-    def flagrant(self) -> bool:
-        """A clock excess far beyond noise (twice the allowance): the pair is rejected whatever else was measured."""
-        return self.check.excess_ms > 2.0 * self.check.allowance_ms
-
-    @property
-    def passes(self) -> bool:
-        """Both integrity checks of the timing held in this attempt: the parent's clock bounds the reported times
-        and the reference ran at its own speed (its figures may be reported; stability is a measurement matter)."""
-        return not self.check.disagrees and self.drift <= _drift_limit(self.summary)
-
-    def fields(self) -> tuple[TimingSummary, clockcheck.ClockCheck, float, PairedTimes, PairedTimes]:
-        return self.summary, self.check, self.drift, self.times, self.events
-
-
-def choose_attempt(attempts: list[_Attempt]) -> int:
-    """The attempt whose figures a pair reports: the first that passes both timing checks and is stable; else the
-    passing attempt with the smallest spread of its buckets' ratios (reported with ``timing_unstable``); else the
-    last (its failed check rejects the pair).
-
-    Why an earlier attempt may be reported: each attempt is checked on its own (the parent's clock around its
-    batches, the reference's speed in its rounds), so an attempt that passes both checks has figures as trustworthy
-    as any; on a machine whose host speed swings over seconds a later attempt can fail a check that an earlier one
-    passed (2026-11-26, H100 VM: drift 0.23 then 0.28 then 0.30 on one pair). The choice never looks at the
-    speedup. A flagrant clock excess in any attempt rejects the pair regardless (see :func:`_timing`)."""
-    for i, a in enumerate(attempts):
-        if a.passes and a.summary.stable:
-            return i
-    passing = [i for i, a in enumerate(attempts) if a.passes]
-    if passing:
-        return min(passing, key=lambda i: attempts[i].summary.ratio_spread or 0.0)
-    return len(attempts) - 1
-
-
-def _drift(paired_ref_ms: float, alone_ms: list[float]) -> float:
-    """How much slower the reference ran beside the candidate than alone (0.1 = 10% slower)."""
-    alone = statistics.median(alone_ms)
-    return paired_ref_ms / alone - 1.0 if alone > 0 else 0.0
-
-
-def _drift_limit(summary: Any) -> float:
-    """The drift beyond which the reference was slowed (not noise): :data:`DRIFT_LIMIT`, or twice the
-    reference's own bucket spread (launch-bound references on a virtual machine drift by tens of percent on
-    their own: measured on an H100 host, see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md).
-
-    Only on a GPU: CPU lanes share the machine's cores with each other, so a CPU reference legitimately runs
-    slower while another lane works (and the sandbox's cgroup bounds what a candidate can take there)."""
-    return max(DRIFT_LIMIT, 2.0 * summary.ref_spread)
 
 
 def _rounds_for(per_round_ms: float, cfg: EvalConfig) -> int:
