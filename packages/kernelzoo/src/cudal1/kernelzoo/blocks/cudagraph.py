@@ -100,15 +100,11 @@ class CUDAGraphForward:
             static_out = self.fn(*static_in)
         return _Captured(graph, static_in, static_out)
 
-    def eager(self, args: Sequence[Any]) -> bool:
-        """Whether a call on ``args`` runs ``fn`` directly (no CUDA tensors, gradients enabled, inside a capture)."""
-        return _signature(args) is None or torch.is_grad_enabled() or torch.cuda.is_current_stream_capturing()
-
     def __call__(self, *args: Any) -> Any:
-        if self.eager(args):
+        # eager: no CUDA tensors, gradients enabled, or inside another capture
+        sig = None if torch.is_grad_enabled() else _signature(args)
+        if sig is None or torch.cuda.is_current_stream_capturing():
             return self.fn(*args)
-        sig = _signature(args)
-        assert sig is not None
         captured = self._graphs.get(sig)
         if captured is None:
             captured = self._graphs[sig] = self._capture(args)
