@@ -289,3 +289,54 @@ def test_both_workers_get_the_same_fixed_allocator_settings(monkeypatch):
     assert ref["GLIBC_TUNABLES"] == cand["GLIBC_TUNABLES"] == MALLOC_TUNABLES
     assert "mmap_threshold=" in MALLOC_TUNABLES and "trim_threshold=" in MALLOC_TUNABLES
     assert "OPENAI_API_KEY" not in ref and "OPENAI_API_KEY" not in cand
+
+
+# -- the state snapshot of stateful models -----------------------------------------------------------------
+class _AliasingLSTMState(torch.nn.Module):
+    """KernelBench's LSTM tasks: forward sets ``self.c0 = self.h0`` (the two attributes alias from then on)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.h0 = torch.full((2,), 1.0)
+        self.c0 = torch.full((2,), 2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.c0 = self.h0
+        return x + self.h0 + self.c0
+
+
+class _InPlaceState(torch.nn.Module):
+    """A state updated in place (its storage is what a captured CUDA graph reads): restored in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = torch.zeros(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.hidden.add_(x)
+        return self.hidden.clone()
+
+
+def test_a_restored_snapshot_does_not_write_through_an_alias_made_after_it():
+    """An in-place restore of ``c0`` after ``c0 = h0`` would write 2.0 into ``h0``: the reference would then compute
+    with values no candidate can know (every LSTM candidate of KernelBench failed against it)."""
+    from cudal1.harness.models import StateSnapshot
+
+    m = _AliasingLSTMState()
+    snap = StateSnapshot(m)
+    m(torch.zeros(2))
+    snap.restore()
+    assert m.h0.tolist() == [1.0, 1.0] and m.c0.tolist() == [2.0, 2.0] and m.c0 is not m.h0
+    assert m(torch.zeros(2)).tolist() == [2.0, 2.0]
+
+
+def test_a_state_updated_in_place_is_restored_in_its_own_storage():
+    from cudal1.harness.models import StateSnapshot
+
+    m = _InPlaceState()
+    storage = m.hidden.data_ptr()
+    snap = StateSnapshot(m)
+    assert m(torch.ones(2)).tolist() == [1.0, 1.0] and m(torch.ones(2)).tolist() == [2.0, 2.0]
+    snap.restore()
+    assert m.hidden.data_ptr() == storage and m.hidden.tolist() == [0.0, 0.0]
+    assert m(torch.ones(2)).tolist() == [1.0, 1.0]

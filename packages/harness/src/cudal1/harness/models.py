@@ -89,25 +89,30 @@ class StateSnapshot:
     """The tensors a model holds, as they are now: parameters, buffers and plain tensor attributes of every
     submodule (``self.hidden = torch.randn(...)`` included). :meth:`restore` puts them back.
 
-    Tensors are restored in place when the model still holds a tensor of the same shape and dtype under that
-    name, else rebound to a fresh copy; attributes added after the snapshot are removed.
+    Parameters and buffers are restored in place when the model still holds a tensor of the same shape and dtype
+    under that name, else rebound to a fresh copy. A plain tensor attribute is restored in place only while it is
+    still the tensor object it was at the snapshot (a state updated in place keeps its storage, which a captured
+    CUDA graph may read); one the model rebound since is rebound to a fresh copy: after KernelBench's LSTM forward
+    sets ``self.c0 = self.h0``, an in-place restore of ``c0`` would write ``c0``'s values into ``h0``. Attributes
+    added after the snapshot are removed.
     """
 
     def __init__(self, model: nn.Module) -> None:
         self.model = model
-        self.saved: list[tuple[nn.Module, str, str, torch.Tensor]] = []  # (module, where, name, copy)
+        # (module, where, name, copy, the tensor object held at the snapshot)
+        self.saved: list[tuple[nn.Module, str, str, torch.Tensor, torch.Tensor]] = []
         self.names: list[tuple[nn.Module, set[str]]] = []
         with torch.no_grad():
             for m in model.modules():
                 for name, t in m._parameters.items():
                     if t is not None:
-                        self.saved.append((m, "param", name, t.detach().clone()))
+                        self.saved.append((m, "param", name, t.detach().clone(), t))
                 for name, t in m._buffers.items():
                     if t is not None:
-                        self.saved.append((m, "buffer", name, t.detach().clone()))
+                        self.saved.append((m, "buffer", name, t.detach().clone(), t))
                 for name, v in vars(m).items():
                     if isinstance(v, torch.Tensor) and not name.startswith("_"):
-                        self.saved.append((m, "attr", name, v.detach().clone()))
+                        self.saved.append((m, "attr", name, v.detach().clone(), v))
                 self.names.append((m, {n for n, v in vars(m).items() if isinstance(v, torch.Tensor)}))
 
     def restore(self) -> None:
@@ -115,10 +120,11 @@ class StateSnapshot:
             for m, now_names in self.names:
                 for n in [n for n, v in vars(m).items() if isinstance(v, torch.Tensor) and n not in now_names]:
                     delattr(m, n)
-            for m, where, name, copy in self.saved:
+            for m, where, name, copy, held in self.saved:
                 store = m._parameters if where == "param" else m._buffers if where == "buffer" else vars(m)
                 cur = store.get(name)
-                if isinstance(cur, torch.Tensor) and cur.shape == copy.shape and cur.dtype == copy.dtype:
+                same = isinstance(cur, torch.Tensor) and cur.shape == copy.shape and cur.dtype == copy.dtype
+                if same and (where != "attr" or cur is held):
                     cur.copy_(copy)
                 elif where == "attr":
                     setattr(m, name, copy.clone())
