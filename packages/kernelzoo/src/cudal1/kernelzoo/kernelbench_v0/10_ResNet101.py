@@ -18,47 +18,21 @@ full passes over activations of up to 32 MB each. Here:
 - the classifier is ``torch.addmm`` in fp32, the average pool a plane mean.
 History: the same fold without a graph measured 0.94x (its ~400 host launches per call cost more than the fusion
 saved); separate Triton batch-norm passes without a graph 0.76x. The graph removes the host side of both.
+The fold and the fused cuDNN call are :mod:`cudal1.kernelzoo.blocks.conv_bn_fold`.
 The fold moves one multiplication into the weights: within fp32 rounding of the reference, not bit-identical.
 On CPU the same math in plain PyTorch ops.
 Eager reference 10.9 ms on an H100; expected ~7-8.5 ms (~1.3-1.5x): the launch overhead and the batch norm, add
 and ReLU passes go; the ~78 GFLOP of fp32 convolution remain.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.40x, 95% CI [1.40, 1.43] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
+1.42x, 95% CI [1.36, 1.46] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from cudal1.kernelzoo.blocks.conv_bn_fold import conv_bias_act, fold_conv_bn
 from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
-
-
-def _fold(pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Eval-mode ``bn(conv(x))`` of each pair as ``conv(x, w * s) + (beta - mean * s)``, ``s = gamma /
-    sqrt(var + eps)``, from the current parameters and running statistics (a few ``_foreach`` launches for all
-    pairs; bias-free convs). Returns the folded ``(weight, bias)`` per pair, in order."""
-    bns = [bn for _, bn in pairs]
-    scale = torch._foreach_add([bn.running_var for bn in bns], [float(bn.eps) for bn in bns])
-    torch._foreach_rsqrt_(scale)
-    torch._foreach_mul_(scale, [bn.weight for bn in bns])
-    biases = torch._foreach_sub([bn.bias for bn in bns], torch._foreach_mul([bn.running_mean for bn in bns], scale))
-    weights = torch._foreach_mul([conv.weight for conv, _ in pairs], [s.view(-1, 1, 1, 1) for s in scale])
-    return list(zip(weights, biases, strict=True))
-
-
-def _conv_act(x: torch.Tensor, wb: tuple[torch.Tensor, torch.Tensor], conv: nn.Conv2d, relu: bool,
-              z: torch.Tensor | None = None) -> torch.Tensor:
-    """``[relu](conv2d(x, w, b) [+ z])`` with ``conv``'s geometry: on fp32 CUDA one cuDNN call with the bias,
-    residual and ReLU fused (``torch.cudnn_convolution_relu`` / ``_add_relu``), elsewhere plain PyTorch ops."""
-    w, b = wb
-    args = (conv.stride, conv.padding, conv.dilation, conv.groups)
-    if x.is_cuda and x.dtype == torch.float32 and relu:
-        if z is None:
-            return torch.cudnn_convolution_relu(x, w, b, *args)
-        return torch.cudnn_convolution_add_relu(x, w, z, 1.0, b, *args)
-    y = F.conv2d(x, w, b, *args)
-    if z is not None:
-        y = y + z
-    return F.relu(y) if relu else y
 
 
 class Bottleneck(nn.Module):
@@ -85,9 +59,9 @@ class Bottleneck(nn.Module):
         """relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x)))))))) + shortcut) from an iterator over the folds of
         :meth:`pairs`."""
         f1, f2, f3 = next(folded), next(folded), next(folded)
-        out = _conv_act(_conv_act(x, f1, self.conv1, True), f2, self.conv2, True)
-        identity = x if self.downsample is None else _conv_act(x, next(folded), self.downsample[0], False)
-        return _conv_act(out, f3, self.conv3, True, identity)
+        out = conv_bias_act(conv_bias_act(x, f1, self.conv1, True), f2, self.conv2, True)
+        identity = x if self.downsample is None else conv_bias_act(x, next(folded), self.downsample[0], False)
+        return conv_bias_act(out, f3, self.conv3, True, identity)
 
 
 class ModelNew(nn.Module):
@@ -119,8 +93,8 @@ class ModelNew(nn.Module):
 
     def _forward(self, x: torch.Tensor) -> torch.Tensor:
         blocks = [b for layer in (self.layer1, self.layer2, self.layer3, self.layer4) for b in layer]
-        folded = iter(_fold([(self.conv1, self.bn1)] + [p for b in blocks for p in b.pairs()]))
-        x = F.max_pool2d(_conv_act(x, next(folded), self.conv1, True), 3, 2, 1)
+        folded = iter(fold_conv_bn([(self.conv1, self.bn1)] + [p for b in blocks for p in b.pairs()]))
+        x = F.max_pool2d(conv_bias_act(x, next(folded), self.conv1, True), 3, 2, 1)
         for b in blocks:
             x = b(x, folded)
         x = x.mean(dim=(2, 3))

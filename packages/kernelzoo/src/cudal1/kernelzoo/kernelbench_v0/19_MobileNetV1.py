@@ -20,11 +20,13 @@ earlier version with one Triton batch-norm + ReLU pass per layer and no graph me
   and one output copy; the fold and everything else is recomputed from the live parameters on every replay;
 - the 7x7 average pool of the 7x7 map is a plane mean (``avg_pool2d`` for other sizes), the classifier
   ``torch.addmm`` in fp32.
+The fold and the fused cuDNN call are :mod:`cudal1.kernelzoo.blocks.conv_bn_fold`.
 The fold moves one multiplication into the weights: within fp32 rounding of the reference, not bit-identical.
 On CPU the same math in plain PyTorch ops.
 Eager reference 4.29 ms on an H100; expected ~1.5-2.2 ms (~2-2.5x): the launch overhead and 40 of the 54
 elementwise passes go, the depthwise convs run near the memory roofline, the pointwise GEMMs remain.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.05x, 95% CI [3.00, 3.15] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
+2.96x, 95% CI [2.91, 3.01] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
@@ -32,6 +34,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from cudal1.kernelzoo._triton import tl, triton
+from cudal1.kernelzoo.blocks.conv_bn_fold import conv_bias_act, fold_conv_bn
 from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
 
 
@@ -79,35 +82,6 @@ def _dw_bn_relu(x: torch.Tensor, conv: nn.Conv2d, bn: nn.BatchNorm2d) -> torch.T
     return y
 
 
-def _fold(pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Eval-mode ``bn(conv(x))`` of each pair as ``conv(x, w * s) + (beta - mean * s)``, ``s = gamma /
-    sqrt(var + eps)``, from the current parameters and running statistics (a few ``_foreach`` launches for all
-    pairs; bias-free convs). Returns the folded ``(weight, bias)`` per pair, in order."""
-    bns = [bn for _, bn in pairs]
-    scale = torch._foreach_add([bn.running_var for bn in bns], [float(bn.eps) for bn in bns])
-    torch._foreach_rsqrt_(scale)
-    torch._foreach_mul_(scale, [bn.weight for bn in bns])
-    biases = torch._foreach_sub([bn.bias for bn in bns], torch._foreach_mul([bn.running_mean for bn in bns], scale))
-    weights = torch._foreach_mul([conv.weight for conv, _ in pairs], [s.view(-1, 1, 1, 1) for s in scale])
-    return list(zip(weights, biases, strict=True))
-
-
-def _conv_act(x: torch.Tensor, wb: tuple[torch.Tensor, torch.Tensor], conv: nn.Conv2d, relu: bool,
-              z: torch.Tensor | None = None) -> torch.Tensor:
-    """``[relu](conv2d(x, w, b) [+ z])`` with ``conv``'s geometry: on fp32 CUDA one cuDNN call with the bias,
-    residual and ReLU fused (``torch.cudnn_convolution_relu`` / ``_add_relu``), elsewhere plain PyTorch ops."""
-    w, b = wb
-    args = (conv.stride, conv.padding, conv.dilation, conv.groups)
-    if x.is_cuda and x.dtype == torch.float32 and relu:
-        if z is None:
-            return torch.cudnn_convolution_relu(x, w, b, *args)
-        return torch.cudnn_convolution_add_relu(x, w, z, 1.0, b, *args)
-    y = F.conv2d(x, w, b, *args)
-    if z is not None:
-        y = y + z
-    return F.relu(y) if relu else y
-
-
 def _conv_bn(inp: int, oup: int, stride: int) -> nn.Sequential:
     return nn.Sequential(nn.Conv2d(inp, oup, 3, stride, 1, bias=False), nn.BatchNorm2d(oup), nn.ReLU(inplace=True))
 
@@ -132,10 +106,10 @@ class ModelNew(nn.Module):
     def _forward(self, x: torch.Tensor) -> torch.Tensor:
         blocks = list(self.model)[:-1]
         dense = [(blocks[0][0], blocks[0][1])] + [(b[3], b[4]) for b in blocks[1:]]
-        folded = iter(_fold(dense))
-        x = _conv_act(x, next(folded), blocks[0][0], True)
+        folded = iter(fold_conv_bn(dense))
+        x = conv_bias_act(x, next(folded), blocks[0][0], True)
         for b in blocks[1:]:
-            x = _conv_act(_dw_bn_relu(x, b[0], b[1]), next(folded), b[3], True)
+            x = conv_bias_act(_dw_bn_relu(x, b[0], b[1]), next(folded), b[3], True)
         if x.shape[2] == 7 and x.shape[3] == 7:
             x = x.mean(dim=(2, 3))
         else:

@@ -13,7 +13,8 @@ input copy, one graph launch and one output copy. Other layer layouts (hidden si
 reduced precision; the sums are ordered differently from cuBLAS (within fp32 rounding).
 Eager reference 0.691 ms on an H100; expected ~0.03-0.05 ms (~15x): ~10 us of GPU work (the first layer's
 200 KB read by one SM) plus three launches and the harness's synchronisation.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 6.19x, 95% CI [5.94, 6.46] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
+6.37x, 95% CI [6.28, 6.53] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
@@ -21,6 +22,7 @@ import torch.nn as nn
 
 from cudal1.kernelzoo._triton import tl, triton
 from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
+from cudal1.kernelzoo.blocks.small_mlp import mlp_layers
 
 
 @triton.jit
@@ -71,13 +73,7 @@ def mlp_triton(x: torch.Tensor, first: nn.Linear, middle: list[nn.Linear], last:
 class ModelNew(nn.Module):
     def __init__(self, input_size, hidden_layer_sizes, output_size):
         super().__init__()
-        layers = []
-        width = input_size
-        for size in hidden_layer_sizes:
-            layers += [nn.Linear(width, size), nn.ReLU()]
-            width = size
-        layers.append(nn.Linear(width, output_size))
-        self.network = nn.Sequential(*layers)
+        self.network = mlp_layers(input_size, hidden_layer_sizes, output_size)
         self._graph = CUDAGraphForward(self._forward)
 
     def _forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ the linear), each paying host launch overhead (cuDNN's more), on a few MB of act
   and one output copy; everything below is recomputed from the live parameters on every replay (nothing cached);
 - every eval batch norm is folded into its convolution, ``bn(conv(x, w)) = conv(x, w * s) + (beta - mean * s)``
   with ``s = gamma / sqrt(var + eps)``, for all 20 pairs at once with a few ``torch._foreach`` kernels (the fold of
-  the removed ``blocks.conv_bn``, in this file);
+  the removed ``blocks.conv_bn``, now :mod:`cudal1.kernelzoo.blocks.conv_bn_fold`);
 - each folded conv + bias (+ residual) + ReLU is ONE cuDNN call (``torch.cudnn_convolution_relu`` /
   ``torch.cudnn_convolution_add_relu``, fp32; ``benchmarks/scripts/probe_cudnn_fused.py`` checked their fp32
   accuracy and speed on ResNet shapes), so the batch norm, add and ReLU passes are gone;
@@ -19,43 +19,16 @@ The fold moves one multiplication into the weights: within fp32 rounding of the 
 On CPU the same math in plain PyTorch ops.
 Eager reference 2.95 ms on an H100; expected ~0.3-0.5 ms (~6-9x): ~50 small kernels replayed back to back (the
 3.6 GFLOP of fp32 convolution are ~0.2 ms of it) plus three launches.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.57x, 95% CI [1.44, 1.63] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
+1.75x, 95% CI [1.64, 1.80] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from cudal1.kernelzoo.blocks.conv_bn_fold import conv_bias_act, fold_conv_bn
 from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
-
-
-def _fold(pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Eval-mode ``bn(conv(x))`` of each pair as ``conv(x, w * s) + (beta - mean * s)``, ``s = gamma /
-    sqrt(var + eps)``, from the current parameters and running statistics (a few ``_foreach`` launches for all
-    pairs; bias-free convs). Returns the folded ``(weight, bias)`` per pair, in order."""
-    bns = [bn for _, bn in pairs]
-    scale = torch._foreach_add([bn.running_var for bn in bns], [float(bn.eps) for bn in bns])
-    torch._foreach_rsqrt_(scale)
-    torch._foreach_mul_(scale, [bn.weight for bn in bns])
-    biases = torch._foreach_sub([bn.bias for bn in bns], torch._foreach_mul([bn.running_mean for bn in bns], scale))
-    weights = torch._foreach_mul([conv.weight for conv, _ in pairs], [s.view(-1, 1, 1, 1) for s in scale])
-    return list(zip(weights, biases, strict=True))
-
-
-def _conv_act(x: torch.Tensor, wb: tuple[torch.Tensor, torch.Tensor], conv: nn.Conv2d, relu: bool,
-              z: torch.Tensor | None = None) -> torch.Tensor:
-    """``[relu](conv2d(x, w, b) [+ z])`` with ``conv``'s geometry: on fp32 CUDA one cuDNN call with the bias,
-    residual and ReLU fused (``torch.cudnn_convolution_relu`` / ``_add_relu``), elsewhere plain PyTorch ops."""
-    w, b = wb
-    args = (conv.stride, conv.padding, conv.dilation, conv.groups)
-    if x.is_cuda and x.dtype == torch.float32 and relu:
-        if z is None:
-            return torch.cudnn_convolution_relu(x, w, b, *args)
-        return torch.cudnn_convolution_add_relu(x, w, z, 1.0, b, *args)
-    y = F.conv2d(x, w, b, *args)
-    if z is not None:
-        y = y + z
-    return F.relu(y) if relu else y
 
 
 class BasicBlock(nn.Module):
@@ -79,9 +52,9 @@ class BasicBlock(nn.Module):
     def forward(self, x: torch.Tensor, folded) -> torch.Tensor:
         """relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut) from an iterator over the folds of :meth:`pairs`."""
         f1, f2 = next(folded), next(folded)
-        out = _conv_act(x, f1, self.conv1, True)
-        identity = x if self.downsample is None else _conv_act(x, next(folded), self.downsample[0], False)
-        return _conv_act(out, f2, self.conv2, True, identity)
+        out = conv_bias_act(x, f1, self.conv1, True)
+        identity = x if self.downsample is None else conv_bias_act(x, next(folded), self.downsample[0], False)
+        return conv_bias_act(out, f2, self.conv2, True, identity)
 
 
 class ModelNew(nn.Module):
@@ -114,8 +87,8 @@ class ModelNew(nn.Module):
 
     def _forward(self, x: torch.Tensor) -> torch.Tensor:
         blocks = [b for layer in (self.layer1, self.layer2, self.layer3, self.layer4) for b in layer]
-        folded = iter(_fold([(self.conv1, self.bn1)] + [p for b in blocks for p in b.pairs()]))
-        x = F.max_pool2d(_conv_act(x, next(folded), self.conv1, True), 3, 2, 1)
+        folded = iter(fold_conv_bn([(self.conv1, self.bn1)] + [p for b in blocks for p in b.pairs()]))
+        x = F.max_pool2d(conv_bias_act(x, next(folded), self.conv1, True), 3, 2, 1)
         for b in blocks:
             x = b(x, folded)
         x = x.mean(dim=(2, 3))

@@ -12,7 +12,7 @@ batch-norm + ReLU6 pass per pair) measured 0.53x. Here:
   one output copy; everything below is recomputed from the live parameters on every replay (nothing cached);
 - the batch norms of the 35 dense convolutions (stem, 16 expand, 17 project, last) are folded into their weights,
   ``bn(conv(x, w)) = conv(x, w * s) + (beta - mean * s)``, ``s = gamma / sqrt(var + eps)``, for all pairs at once
-  with a few ``torch._foreach`` kernels;
+  with a few ``torch._foreach`` kernels (:mod:`cudal1.kernelzoo.blocks.conv_bn_fold`);
 - a dense conv followed by ReLU6 (stem, expand, last) is ONE cuDNN call with bias and ReLU fused
   (``torch.cudnn_convolution_relu``, fp32), and the ``min(., 6)`` half of the ReLU6 is applied where the next
   kernel loads the tensor (``relu6(y) = min(relu(y), 6)``): for the stem and expand outputs inside the depthwise
@@ -26,9 +26,11 @@ The fold moves one multiplication into the weights: within fp32 rounding of the 
 On CPU the same math in plain PyTorch ops.
 Note: the harness judged this task degenerate in the 2026-11-25 run (its output did not change between two input
 draws at the randomised parameters), so its speedup is left out of aggregates whatever this file does.
-Expected (not measured): ~0.8-1.1 ms on an H100 (~3-4x; 19_MobileNetV1 with the same recipe measured 3.05x, and
+Expected before measuring: ~0.8-1.1 ms on an H100 (~3-4x; 19_MobileNetV1 with the same recipe measured 3.05x, and
 22_EfficientNetB0 3.40x): the launch overhead and ~70 of the ~87 elementwise passes go, the convolutions remain.
-Not yet measured on a GPU.
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, task_degenerate: the harness found the output
+independent of the input, so it is left out of every average): 2.82x, 95% CI [2.70, 2.97]
+(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
@@ -36,6 +38,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from cudal1.kernelzoo._triton import tl, triton
+from cudal1.kernelzoo.blocks.conv_bn_fold import conv_bias_act, fold_conv_bn
 from cudal1.kernelzoo.blocks.cudagraph import CUDAGraphForward
 
 
@@ -90,29 +93,6 @@ def _dw_bn_relu6(x: torch.Tensor, conv: nn.Conv2d, bn: nn.BatchNorm2d, clamp_in:
     return y
 
 
-def _fold(pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Eval-mode ``bn(conv(x))`` of each pair as ``conv(x, w * s) + (beta - mean * s)``, ``s = gamma /
-    sqrt(var + eps)``, from the current parameters and running statistics (a few ``_foreach`` launches for all
-    pairs; bias-free convs). Returns the folded ``(weight, bias)`` per pair, in order."""
-    bns = [bn for _, bn in pairs]
-    scale = torch._foreach_add([bn.running_var for bn in bns], [float(bn.eps) for bn in bns])
-    torch._foreach_rsqrt_(scale)
-    torch._foreach_mul_(scale, [bn.weight for bn in bns])
-    biases = torch._foreach_sub([bn.bias for bn in bns], torch._foreach_mul([bn.running_mean for bn in bns], scale))
-    weights = torch._foreach_mul([conv.weight for conv, _ in pairs], [s.view(-1, 1, 1, 1) for s in scale])
-    return list(zip(weights, biases, strict=True))
-
-
-def _conv_relu(x: torch.Tensor, wb: tuple[torch.Tensor, torch.Tensor], conv: nn.Conv2d) -> torch.Tensor:
-    """relu(conv2d(x, w, b)) with ``conv``'s geometry: one cuDNN call with the bias and ReLU fused on fp32 CUDA
-    tensors, PyTorch ops elsewhere. (The ReLU6's upper clamp is left to the consumer.)"""
-    w, b = wb
-    args = (conv.stride, conv.padding, conv.dilation, conv.groups)
-    if x.is_cuda and x.dtype == torch.float32:
-        return torch.cudnn_convolution_relu(x, w, b, *args)
-    return F.relu(F.conv2d(x, w, b, *args))
-
-
 def _make_divisible(v, divisor, min_value=None):
     min_value = divisor if min_value is None else min_value
     new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
@@ -163,14 +143,14 @@ class ModelNew(nn.Module):
 
     def _forward(self, x: torch.Tensor) -> torch.Tensor:
         f = self.features
-        folded = iter(_fold(self._dense_pairs()))
-        x = _conv_relu(x, next(folded), f[0])
+        folded = iter(fold_conv_bn(self._dense_pairs()))
+        x = conv_bias_act(x, next(folded), f[0], True)
         clamp = True  # x is a ReLU output whose ReLU6 clamp at 6 is still to be applied
         for blk in list(f)[3:-4]:
             if len(blk) == 8:  # expand 1x1 conv + BN + ReLU6
                 if clamp:
                     x = x.clamp_max(6.0)
-                x, clamp = _conv_relu(x, next(folded), blk[0]), True
+                x, clamp = conv_bias_act(x, next(folded), blk[0], True), True
                 dw, dw_bn, proj = blk[3], blk[4], blk[6]
             else:
                 dw, dw_bn, proj = blk[0], blk[1], blk[3]
@@ -179,7 +159,7 @@ class ModelNew(nn.Module):
             x, clamp = F.conv2d(x, w, b, proj.stride, proj.padding), False
         if clamp:
             x = x.clamp_max(6.0)
-        x = _conv_relu(x, next(folded), f[-4]).clamp_max_(6.0).mean(dim=(2, 3))
+        x = conv_bias_act(x, next(folded), f[-4], True).clamp_max_(6.0).mean(dim=(2, 3))
         fc = self.classifier[1]
         return torch.addmm(fc.bias, x, fc.weight.t())
 
