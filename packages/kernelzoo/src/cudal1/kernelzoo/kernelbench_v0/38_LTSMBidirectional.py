@@ -1,18 +1,10 @@
 """KernelBench level 3, 38_LTSMBidirectional (x: (10, 512, 128) fp32; 6-layer bidirectional LSTM, hidden 256,
 batch_first; Linear 512 -> 10 on the last step's output -> (10, 10)).
 
-The reference is launch-bound, not compute-bound: cuDNN's RNN forward (the standard algorithm PyTorch uses) launches
-a small GEMM and an elementwise kernel for every time step of every layer, about 12 300 launches per call, and its
-host code between launches costs more than the kernels. Here the whole forward is ONE CUDA graph
-(:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`): the same cuDNN kernels on the same live weights
-(parameters are updated in place by ``load_state_dict``, the graph reads their storage on every replay), the initial
-state copied in as an input on every call (a plain tensor attribute: the graph does not hold its storage), the
-outputs copied out. fp32 throughout; TF32 and cuDNN flags untouched. Off CUDA or with gradients on it runs eagerly.
-A persistent Triton recurrence (one launch per layer, hidden units split across programs with a step barrier) was
-tried first and lost to this graph at every launch config (fastest 22.9 ms vs 8.4 ms for the LSTM:
-benchmarks/results/2026-11-26-recurrent-probe-h100/). Probe on an H100 (2026-11-26, the same results folder, CUDA
-events, not the harness): the bidirectional LSTM 63.17 ms eager, 23.50 ms as one graph (same cuDNN kernels, outputs
-bit-identical).
+Launch-bound (about 12 300 cuDNN launches per call); the whole forward replayed as ONE CUDA graph of cuDNN's own
+kernels on the live weights, the initial state copied in on every call: the approach and its checks are described in
+35_LTSM.py. Probe on an H100 (2026-11-26, benchmarks/results/2026-11-26-recurrent-probe-h100/, CUDA events, not the
+harness): the bidirectional LSTM 63.17 ms eager, 23.50 ms as one graph (same cuDNN kernels, outputs bit-identical).
 Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.88x, 95% CI [2.85, 2.90]
 (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
