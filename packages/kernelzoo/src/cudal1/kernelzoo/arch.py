@@ -16,6 +16,9 @@ import torch
 FAMILIES: dict[tuple[int, int], str] = {(8, 0): "sm80", (8, 6): "sm86", (8, 9): "sm89", (9, 0): "sm90"}
 #: compute capability of each family, for Triton's GPUTarget(cuda, cc, 32)
 CAPABILITY: dict[str, int] = {"sm80": 80, "sm86": 86, "sm89": 89, "sm90": 90}
+#: shared memory one block may use (opt-in maximum, bytes) on each family's GPUs: A100 163 KB; RTX 3090 / A10 and
+#: L40 / RTX 4090 99 KB; H100 / H20 227 KB (CUDA programming guide, compute capabilities table)
+MAX_SHARED_BYTES: dict[str, int] = {"sm80": 166912, "sm86": 101376, "sm89": 101376, "sm90": 232448}
 ENV = "CUDAL1_ARCH"
 
 T = TypeVar("T")

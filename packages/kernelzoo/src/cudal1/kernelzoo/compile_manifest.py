@@ -40,7 +40,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .arch import CAPABILITY
+from .arch import CAPABILITY, MAX_SHARED_BYTES
+from .compile_targets import compile_for
 from .triton_manifest import (
     MANIFEST,
     PACKAGE_DIR,
@@ -54,9 +55,6 @@ from .triton_manifest import (
 __all__ = ["MAX_SHARED_BYTES", "KernelResolver", "Outcome", "compile_entry", "compile_manifest", "locate", "main",
            "plan", "stale"]
 
-#: shared memory one block may use (opt-in maximum, bytes) on each family's GPUs: A100 163 KB; RTX 3090 / A10 and
-#: L40 / RTX 4090 99 KB; H100 / H20 227 KB (CUDA programming guide, compute capabilities table)
-MAX_SHARED_BYTES: dict[str, int] = {"sm80": 166912, "sm86": 101376, "sm89": 101376, "sm90": 232448}
 _SOLUTIONS = "kernelbench_v0"
 
 
@@ -152,10 +150,6 @@ class KernelResolver:
 def compile_entry(fn: Any, entry: Entry, family: str, resolve: KernelResolver | Any) -> Outcome:
     """Compile ``entry`` of kernel ``fn`` for ``family`` (``resolve`` gives ``@triton.jit`` functions that are
     constexpr values) and check its shared memory against :data:`MAX_SHARED_BYTES`; never raises."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     base = {"kernel": entry.kernel, "family": family, "recorded_for": entry.family, "label": entry.label,
             "limit_bytes": MAX_SHARED_BYTES[family], "used_by": entry.used_by}
     t0 = time.perf_counter()
@@ -164,19 +158,16 @@ def compile_entry(fn: Any, entry: Entry, family: str, resolve: KernelResolver | 
     try:
         consts = {tuple(path): decode_value(v, resolve) for path, v in entry.constexprs}
         attrs = {tuple(path): [list(a) for a in v] for path, v in entry.attrs}
-        src = ASTSource(fn=fn, signature=decode_signature(entry.signature), constexprs=consts, attrs=attrs)
-        k = triton.compile(src, target=GPUTarget("cuda", CAPABILITY[family], 32), options=dict(entry.options))
+        k = compile_for(fn, decode_signature(entry.signature), consts, family, dict(entry.options), attrs)
     except Exception as e:  # noqa: BLE001 - any compiler error is the finding
         return Outcome(**base, ok=False, seconds=time.perf_counter() - t0, error=_short(e))
     shared = int(k.metadata.shared)
-    out = Outcome(**base, ok=shared <= MAX_SHARED_BYTES[family], cubin_bytes=len(k.asm["cubin"]),
-                  shared_bytes=shared, seconds=time.perf_counter() - t0)
-    if not out.ok:
-        out = Outcome(**{**asdict(out), "error": f"needs {shared} B of shared memory per block; {family} GPUs "
-                                                 f"allow {MAX_SHARED_BYTES[family]} B (Triton would raise "
-                                                 f"OutOfResources at launch): give {family} a smaller tile or "
-                                                 f"fewer stages"})
-    return out
+    fits = shared <= MAX_SHARED_BYTES[family]
+    error = "" if fits else (f"needs {shared} B of shared memory per block; {family} GPUs allow "
+                             f"{MAX_SHARED_BYTES[family]} B (Triton would raise OutOfResources at launch): give "
+                             f"{family} a smaller tile or fewer stages")
+    return Outcome(**base, ok=fits, cubin_bytes=len(k.asm["cubin"]), shared_bytes=shared,
+                   seconds=time.perf_counter() - t0, error=error)
 
 
 def _short(e: BaseException, limit: int = 700) -> str:

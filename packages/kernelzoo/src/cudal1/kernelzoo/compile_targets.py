@@ -16,6 +16,7 @@ import importlib
 import pkgutil
 import sys
 from types import ModuleType
+from typing import Any
 
 from .arch import CAPABILITY
 from .kernel_specs import TritonKernel
@@ -34,18 +35,26 @@ def triton_kernels() -> list[tuple[ModuleType, TritonKernel]]:
     return [(mod, spec) for mod in op_modules() for spec in getattr(mod, "TRITON_KERNELS", [])]
 
 
-def compile_all() -> list[tuple[str, str, int]]:
-    """(kernel, family, cubin bytes) for every kernel and family; raises on the first failure."""
+def compile_for(fn: Any, signature: dict[str, Any], constexprs: dict[Any, Any], family: str,
+                options: dict[str, Any], attrs: dict[Any, Any] | None = None) -> Any:
+    """``fn`` (a ``@triton.jit`` function) compiled for ``family``'s GPUs (``GPUTarget("cuda", cc, 32)``) without a
+    GPU: Triton's ``CompiledKernel`` (``asm["cubin"]``, ``metadata.shared``). Raises the compiler's error."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    return triton.compile(src, target=GPUTarget("cuda", CAPABILITY[family], 32), options=options)
+
+
+def compile_all() -> list[tuple[str, str, int]]:
+    """(kernel, family, cubin bytes) for every kernel and family; raises on the first failure."""
     out = []
     for mod, spec in triton_kernels():
         fn = getattr(importlib.import_module(spec.defined_in) if spec.defined_in else mod, spec.kernel)
         table = getattr(mod, spec.configs)
         const_names = [fn.arg_names[i] for i, p in enumerate(fn.params) if p.is_constexpr]
-        for family, cc in CAPABILITY.items():
+        for family in CAPABILITY:
             cfg = table[family]
             consts = {}
             for name in const_names:
@@ -57,9 +66,8 @@ def compile_all() -> list[tuple[str, str, int]]:
                     raise KeyError(f"{mod.__name__}.{spec.kernel}: constexpr {name} is neither in its config "
                                    f"nor in TritonKernel.constexprs")
             sig = {**spec.signature, **{n: "constexpr" for n in const_names}}
-            src = ASTSource(fn=fn, signature=sig, constexprs=consts)
-            k = triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                               options={"num_warps": cfg.get("num_warps", 4), "num_stages": cfg.get("num_stages", 3)})
+            k = compile_for(fn, sig, consts, family,
+                            {"num_warps": cfg.get("num_warps", 4), "num_stages": cfg.get("num_stages", 3)})
             out.append((f"{mod.__name__.rsplit('.', 1)[1]}.{spec.kernel}", family, len(k.asm["cubin"])))
     return out
 
