@@ -1,0 +1,23 @@
+"""KernelBench level 1, 56_conv_standard_2D__asymmetric_input__asymmetric_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = (3, 5)  # Asymmetric kernel height = 256 width = 128  # Asymmetric input dimensions).
+
+cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's fp32 FMA rate. Here a
+register-tiled direct convolution in CUDA C (each thread 8 output channels x 8 consecutive positions, the input
+window of a kernel row loaded once for all its column taps, weights staged in shared memory), fp32 FMA:
+:func:`cudal1.kernelzoo.blocks.conv_cuda.conv` (the PyTorch function on CPU).
+Reference 0.197 ms on an H100 (harness, eager). Expected: faster than cuDNN (not measured yet).
+"""
+
+import torch
+import torch.nn as nn
+
+from cudal1.kernelzoo.blocks.conv_cuda import conv
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple = (1, 1), padding: tuple = (0, 0), dilation: tuple = (1, 1), groups: int = 1, bias: bool = False):
+        super().__init__()
+        self.conv2d = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        c = self.conv2d
+        return conv(x, c.weight, c.bias, c.stride, c.padding, c.dilation, c.groups)

@@ -1,0 +1,23 @@
+"""KernelBench level 1, 80_conv_standard_2D_square_input_asymmetric_kernel___dilated____padded__ (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = (3, 5) # Asymmetric kernel width = 256 height = 256 stride = 1 padding = (1, 2) # Asymmetric padding dilation = (2, 1) # Asymmetric dilation).
+
+cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's fp32 FMA rate. Here a
+register-tiled direct convolution in CUDA C (each thread 8 output channels x 8 consecutive positions, the input
+window of a kernel row loaded once for all its column taps, weights staged in shared memory), fp32 FMA:
+:func:`cudal1.kernelzoo.blocks.conv_cuda.conv` (the PyTorch function on CPU).
+Reference 0.306 ms on an H100 (harness, eager). Expected: faster than cuDNN (not measured yet).
+"""
+
+import torch
+import torch.nn as nn
+
+from cudal1.kernelzoo.blocks.conv_cuda import conv
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: int = 1, padding: tuple = (0, 0), dilation: tuple = (1, 1), bias: bool = False):
+        super().__init__()
+        self.conv2d = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        c = self.conv2d
+        return conv(x, c.weight, c.bias, c.stride, c.padding, c.dilation, c.groups)
