@@ -1,10 +1,12 @@
-"""KernelBench level 1, 60_conv_standard_3D__square_input__asymmetric_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = (3, 5, 7)  # Asymmetric kernel width = 64 height = 64 depth = 64).
+"""KernelBench level 1, 66_conv_standard_3D__asymmetric_input__asymmetric_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = (3, 5, 7)  # Asymmetric kernel size depth = 16 height = 256 width = 256).
 
 cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's fp32 FMA rate. Here a
 register-tiled direct convolution in CUDA C (each thread 8 output channels x 8 consecutive positions, the input
 window of a kernel row loaded once for all its column taps, weights staged in shared memory), fp32 FMA:
 :func:`cudal1.kernelzoo.blocks.conv_cuda.conv` (the PyTorch function on CPU).
-Reference 10.03 ms on an H100 (harness, eager). Expected: faster than cuDNN (not measured yet).
+Probe (call 14, harness-style timing): cuDNN 40.430 ms, this kernel 18.456 ms.
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.20x, 95% CI [2.20, 2.21] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
@@ -14,7 +16,7 @@ from cudal1.kernelzoo.blocks.conv_cuda import conv
 
 
 class ModelNew(nn.Module):
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: int = 1, padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = False):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple = (1, 1, 1), padding: tuple = (0, 0, 0), dilation: tuple = (1, 1, 1), groups: int = 1, bias: bool = False):
         super().__init__()
         self.conv3d = nn.Conv3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation, groups=groups, bias=bias)
 

@@ -1,10 +1,12 @@
-"""KernelBench level 1, 55_conv_standard_2D__asymmetric_input__square_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = 3 width = 256 height = 128  # Asymmetric input).
+"""KernelBench level 1, 54_conv_standard_3D__square_input__square_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = 3 depth = 64 width = 64 height = 64).
 
 cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's fp32 FMA rate. Here a
 register-tiled direct convolution in CUDA C (each thread 8 output channels x 8 consecutive positions, the input
 window of a kernel row loaded once for all its column taps, weights staged in shared memory), fp32 FMA:
 :func:`cudal1.kernelzoo.blocks.conv_cuda.conv` (the PyTorch function on CPU).
-Reference 0.155 ms on an H100 (harness, eager). Expected: faster than cuDNN (not measured yet).
+Probe (call 14, harness-style timing): cuDNN 1.979 ms, this kernel 1.811 ms.
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.05x, 95% CI [1.01, 1.07] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 """
 
 import torch
@@ -16,8 +18,8 @@ from cudal1.kernelzoo.blocks.conv_cuda import conv
 class ModelNew(nn.Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = False):
         super().__init__()
-        self.conv2d = nn.Conv2d(in_channels, out_channels, (kernel_size, kernel_size), stride=stride, padding=padding, dilation=dilation, groups=groups, bias=bias)
+        self.conv3d = nn.Conv3d(in_channels, out_channels, (kernel_size, kernel_size, kernel_size), stride=stride, padding=padding, dilation=dilation, groups=groups, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        c = self.conv2d
+        c = self.conv3d
         return conv(x, c.weight, c.bias, c.stride, c.padding, c.dilation, c.groups)
