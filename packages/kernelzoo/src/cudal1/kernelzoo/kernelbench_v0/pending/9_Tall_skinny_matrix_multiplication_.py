@@ -15,6 +15,8 @@ time); 64 x 128 w4 1.21x, 128 x 128 w8 capped at 128 registers 1.11x, persistent
 (benchmarks/results/2026-11-26-kernelbench-v0-release-h100/call13-probe-skinny-gemm.txt).
 
 On CPU (and for other dtypes) this is ``torch.matmul``.
+
+Harness: not measured yet (call 15 reached its time cap before this task).
 """
 
 import torch

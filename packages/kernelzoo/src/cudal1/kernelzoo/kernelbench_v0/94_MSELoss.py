@@ -1,0 +1,79 @@
+"""KernelBench level 1, 94_MSELoss (predictions, targets: (128, 4096) fp32; ``mean((p - t) ** 2)`` -> scalar).
+
+One Triton launch: each of P programs (P <= 1024; 128 here, one 4096-element block each) sums ``(p - t) ** 2``
+of its contiguous span in fp32 and stores the partial; after a thread barrier it bumps an arrival counter
+(``atomic_add``, acq_rel, GPU scope); the program that arrives last loads the P partials (bypassing L1), sums
+them in a fixed order (a tree over the partials: the result does not depend on which program was last), writes
+``sum / n`` and resets the counter to zero. Partials and counter are per (device, stream)
+(``fast_launch.ReductionScratch``). The launch goes through ``fast_launch.FastLaunch`` (the compiled kernel's
+launcher, a few us of host time instead of ``kernel[grid]``'s 15-25 us). Each call: one output
+``torch.empty``, one launch.
+
+Eager runs sub, pow and mean: three launches, 0.0458 ms on an H100, nearly all host time. Expected: one
+allocation and one launch cost about what a single eager op costs in this harness (0.025-0.035 ms: the floor
+is the two synchronisations and the launch latency), 1.3-1.8x (not measured).
+
+Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.51x, 95% CI [1.46, 1.57] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+from cudal1.kernelzoo.fast_launch import FastLaunch, ReductionScratch
+
+BLOCK = 4096
+MAX_PARTS = 1024
+
+
+@triton.jit
+def _mse_kernel(p_ptr, t_ptr, out_ptr, part_ptr, count_ptr, n, span, inv_n, BLOCK: tl.constexpr,
+                PARTS: tl.constexpr):
+    pid = tl.program_id(0)
+    base = pid.to(tl.int64) * span
+    acc = tl.zeros([BLOCK], tl.float32)
+    for off in range(0, span, BLOCK):
+        offs = base + off + tl.arange(0, BLOCK)
+        mask = offs < n
+        p = tl.load(p_ptr + offs, mask=mask, other=0.0)
+        t = tl.load(t_ptr + offs, mask=mask, other=0.0)
+        d = p - t
+        acc += d * d
+    tl.store(part_ptr + pid, tl.sum(acc, 0))
+    tl.debug_barrier()  # every thread's part of the store is done before the counter says so
+    arrived = tl.atomic_add(count_ptr, 1, sem="acq_rel")
+    if arrived == tl.num_programs(0) - 1:
+        i = tl.arange(0, PARTS)
+        parts = tl.load(part_ptr + i, mask=i < tl.num_programs(0), other=0.0, cache_modifier=".cg")
+        tl.store(out_ptr, tl.sum(parts, 0) * inv_n)
+        tl.store(count_ptr, 0)
+
+
+_LAUNCH = FastLaunch(_mse_kernel, BLOCK=BLOCK, PARTS=MAX_PARTS, num_warps=8)
+_SCRATCH = ReductionScratch(MAX_PARTS)
+
+
+def mse_mean(p: torch.Tensor, t: torch.Tensor, max_parts: int = MAX_PARTS) -> torch.Tensor:
+    """``mean((p - t) ** 2)`` of two contiguous float32 tensors of one shape and n > 0 elements, 0-d, one
+    launch (GPU, or Triton's interpreter on CPU). ``max_parts`` (<= 1024): most programs (tests use fewer, to
+    make each loop over several blocks)."""
+    n = p.numel()
+    out = p.new_empty(())  # float32, p's device
+    parts = min((n + BLOCK - 1) // BLOCK, max_parts)  # not triton.cdiv: a ConstexprFunction, us a call
+    span = ((n + parts - 1) // parts + BLOCK - 1) // BLOCK * BLOCK
+    partials, counter = _SCRATCH.get(p)
+    _LAUNCH(((n + span - 1) // span,), p, t, out, partials, counter, n, span, 1.0 / n)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        p, t = predictions, targets
+        if (p.is_cuda and p.dtype == torch.float32 and t.dtype == torch.float32 and p.shape == t.shape
+                and p.numel() > 0):
+            return mse_mean(p.contiguous(), t.contiguous())
+        return torch.mean((p - t) ** 2)
