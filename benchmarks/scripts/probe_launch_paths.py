@@ -1,5 +1,5 @@
 """What one launch costs through each launch path, timed as the harness times a call, and the launch-bound
-KernelBench level 1 references against their one-launch solutions (``kernelbench_v0/pending``). One GPU
+KernelBench level 1 references against their one-launch solutions (``kernelbench_v0`` or its ``pending/``). One GPU
 process, < 90 s:
 
     PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_launch_paths.py \
@@ -198,8 +198,9 @@ TASKS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]], list[Any]]] 
 
 
 def load_pending(task: str, tag: str) -> ModuleType | None:
-    path = PENDING / f"{task}.py"
-    if not path.is_file():
+    """The task's solution file (in the set, else in ``pending/``) as a fresh module, or None."""
+    path = next((p for p in (PENDING.parent / f"{task}.py", PENDING / f"{task}.py") if p.is_file()), None)
+    if path is None:
         return None
     spec = importlib.util.spec_from_file_location(f"_probe_{tag}_{task}", path)
     assert spec is not None and spec.loader is not None
@@ -298,7 +299,7 @@ def main() -> int:
                 continue
             mod = load_pending(task, "fast")
             if mod is None:
-                skipped.append(f"{task} (no pending file)")
+                skipped.append(f"{task} (no solution file)")
                 continue
             args = [t.to(dev) for t in make_inputs()]
             variants = {"solution (fast_launch)": mod.ModelNew(*init).to(dev).eval()}
