@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cudal1.kernelzoo.blocks.conv_cuda import conv, conv_cuda, conv_source, separable_conv
+from cudal1.kernelzoo.blocks.conv_cuda import _triple, conv, conv_cuda, conv_source, separable_conv
 
 from .test_cuda_sources import find_nvcc
 
@@ -26,13 +26,10 @@ CASES = {  # N, Cin, Cout, spatial, kernel, stride, padding, dilation, bias
 
 
 def _key(case):
+    """conv_source's shape arguments of a case (spatial sizes and parameters padded to three dimensions)."""
     n, cin, cout, sp, ks, s, p, d, bias = case
     nd = len(sp)
-
-    def three(v, fill):
-        t = tuple(v) if isinstance(v, tuple) else (v,) * nd
-        return (fill,) * (3 - nd) + t
-    return cin, cout, three(sp, 1), three(ks, 1), three(s, 1), three(p, 0), three(d, 1)
+    return cin, cout, _triple(sp, nd, 1), _triple(ks, nd, 1), _triple(s, nd, 1), _triple(p, nd, 0), _triple(d, nd, 1)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89", "sm_90"])

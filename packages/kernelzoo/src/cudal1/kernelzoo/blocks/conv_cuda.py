@@ -156,6 +156,11 @@ conv_direct(const float* __restrict__ x, const float* __restrict__ w, const floa
 """
 
 
+def _torch_conv(x: torch.Tensor):
+    """``torch.nn.functional.conv{1,2,3}d`` by the input's rank (the path off the CUDA kernel)."""
+    return {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
+
+
 def _triple(v, nd: int, fill: int) -> tuple[int, int, int]:
     t = tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
     if len(t) != nd:
@@ -230,7 +235,7 @@ def conv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, strid
     tensors (CuPy installed), the PyTorch function elsewhere (same math)."""
     if groups == 1 and isinstance(padding, (int, tuple, list)) and usable(x, weight, bias):
         return conv_cuda(x, weight, bias, stride, padding, dilation)
-    fn = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
+    fn = _torch_conv(x)
     return fn(x, weight, bias, stride, padding, dilation, groups)
 
 
@@ -243,7 +248,7 @@ def separable_conv(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | No
     x: (N, Cin, *spatial); returns (N, Cout, *out)."""
     cin, cout = x.shape[1], pw.shape[0]
     if not (isinstance(padding, (int, tuple, list)) and usable(x, dw, pw, dw_bias, pw_bias)):
-        fn = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
+        fn = _torch_conv(x)
         return fn(fn(x, dw, dw_bias, stride, padding, dilation, cin), pw, pw_bias)
     if dw.shape[0] != cin or dw.shape[1] != 1 or pw.shape[1] != cin or any(k != 1 for k in pw.shape[2:]):
         raise ValueError(f"separable_conv needs dw (Cin, 1, *kernel) and pw (Cout, Cin, 1, ...) for Cin = {cin}, "
