@@ -35,7 +35,8 @@ import torch
 from .arch import pick
 from .kernel_specs import CudaSource
 
-__all__ = ["BACKENDS", "BACKEND_ENV", "DEFAULT_OPTIONS", "CudaBackendUnavailable", "cache_key", "choose_backend",
+__all__ = ["BACKENDS", "BACKEND_ENV", "DEFAULT_OPTIONS", "CudaBackendUnavailable", "DirectKernel", "cache_key",
+           "choose_backend", "direct_kernel", "run", "LAUNCH_ENV",
            "cupy_available", "f32", "get_kernel", "i32", "i64", "kernel_args", "launch", "require_cupy",
            "requested_backend", "use_cuda"]
 
@@ -206,3 +207,84 @@ def launch(source: CudaSource, kernel: str, grid: tuple[int, ...], block: tuple[
         stream = _STREAMS[(index, torch_stream)] = _external_stream(cupy, torch_stream, index)
     with cupy.cuda.Device(index), stream:
         fn(tuple(grid), tuple(block), cargs, shared_mem=shared_mem)
+
+
+_C_TYPES = {"p": "c_uint64", "i": "c_int32", "l": "c_int64", "f": "c_float"}
+
+
+@functools.lru_cache(maxsize=1)
+def _libcuda() -> Any:
+    import ctypes
+
+    lib = ctypes.CDLL("libcuda.so.1")
+    lib.cuLaunchKernel.restype = ctypes.c_int
+    lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    return lib
+
+
+class DirectKernel:
+    """One kernel of a :class:`CudaSource` launched through the driver's ``cuLaunchKernel`` (ctypes) on PyTorch's
+    current stream: a few us of host time per launch, against CuPy's launch path in :func:`launch` (device and
+    stream context managers, argument conversion), which costs more than an eager PyTorch op.
+
+    ``signature``: one letter per kernel parameter, ``p`` pointer (pass a tensor), ``i`` int, ``l`` long long,
+    ``f`` float (pass Python numbers). Compiled through :func:`get_kernel` (CuPy) for ``device_index``; call
+    ``handle(grid, block, *args, shared_mem=0)``. The parameter buffers are reused across calls (the driver copies
+    them at launch), so one handle must not be called from two threads at once. Linux only (``libcuda.so.1``).
+    """
+
+    def __init__(self, source: CudaSource, kernel: str, device_index: int, signature: str) -> None:
+        import ctypes
+
+        if set(signature) - set(_C_TYPES):
+            raise ValueError(f"signature {signature!r}: use p (pointer), i (int), l (long long), f (float)")
+        fn = get_kernel(source, kernel, device_index)
+        func = getattr(fn, "kernel", fn)  # RawKernel -> cupy.cuda.function.Function
+        self.function = int(func.ptr)
+        self.device_index = int(device_index)
+        self.signature = signature
+        self._slots = [getattr(ctypes, _C_TYPES[c])() for c in signature]
+        self._params = (ctypes.c_void_p * len(signature))(*[ctypes.addressof(s) for s in self._slots])
+        self._lib = _libcuda()
+
+    def __call__(self, grid: Sequence[int], block: Sequence[int], *args: Any, shared_mem: int = 0) -> None:
+        if len(args) != len(self._slots):
+            raise TypeError(f"kernel takes {len(self._slots)} arguments ({self.signature}), got {len(args)}")
+        for slot, kind, a in zip(self._slots, self.signature, args, strict=True):
+            slot.value = a.data_ptr() if kind == "p" else a
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        b = tuple(block) + (1,) * (3 - len(block))
+        stream = torch._C._cuda_getCurrentRawStream(self.device_index)
+        err = self._lib.cuLaunchKernel(self.function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem, stream,
+                                       self._params, None)
+        if err:
+            raise RuntimeError(f"cuLaunchKernel failed with CUresult {err} (grid {g}, block {b})")
+
+
+_DIRECT: dict[tuple, DirectKernel] = {}
+
+
+def direct_kernel(source: CudaSource, kernel: str, device: torch.device, signature: str) -> DirectKernel:
+    """The cached :class:`DirectKernel` of ``kernel`` in ``source`` for ``device`` (CUDA)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    key = (source.name, source.code, kernel, index, signature)
+    handle = _DIRECT.get(key)
+    if handle is None:
+        handle = _DIRECT[key] = DirectKernel(source, kernel, index, signature)
+    return handle
+
+
+#: set to ``cupy`` to send :func:`run` through CuPy's launch path (:func:`launch`), for A/B timing
+LAUNCH_ENV = "CUDAL1_CUDA_LAUNCH"
+
+
+def run(source: CudaSource, kernel: str, grid: Sequence[int], block: Sequence[int], signature: str,
+        args: Sequence[Any], device: torch.device, shared_mem: int = 0) -> None:
+    """Launch ``kernel`` with Python arguments typed by ``signature`` (see :class:`DirectKernel`): through the
+    driver directly, or through :func:`launch` when ``$CUDAL1_CUDA_LAUNCH=cupy``."""
+    if os.environ.get(LAUNCH_ENV) == "cupy":
+        conv = {"p": lambda a: a, "i": i32, "l": i64, "f": f32}
+        launch(source, kernel, tuple(grid), tuple(block), [conv[c](a) for c, a in zip(signature, args, strict=True)],
+               device, shared_mem)
+        return
+    direct_kernel(source, kernel, device, signature)(grid, block, *args, shared_mem=shared_mem)

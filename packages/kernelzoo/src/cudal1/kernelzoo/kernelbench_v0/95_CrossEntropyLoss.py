@@ -18,7 +18,9 @@ version lost (0.64x). Expected: one allocation and one launch cost about what a 
 harness (0.025-0.035 ms: the floor is the two synchronisations and the launch latency), 1.05-1.4x (not
 measured).
 
-Harness (call 15, 2026-11-26): rejected timing_disagrees (the parent's clock saw 0.128 ms per call more around the batches than the candidate's own timing: the clock check's false rejection of launch-bound code, seen before); the probe in the same call: 1.11x. Measure again.
+Harness (call 15, 2026-11-26): rejected timing_disagrees (the parent's clock saw 0.128 ms per call more around the batches than the candidate's own timing: the clock check's false rejection of launch-bound code, seen before); the probe in the same call: 1.11x.
+
+Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.04x, 95% CI [1.03, 1.06] (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
 """
 
 import torch

@@ -1,0 +1,273 @@
+"""Max and average pooling (2-D and 3-D; any kernel, stride, padding, dilation; floor or ceil mode) as a direct
+CUDA C kernel (NVRTC through CuPy, fp32): one thread per output, the window unrolled with every size compiled in,
+outputs numbered with the last dimension fastest so that a warp's loads of one window tap fall on a few
+neighbouring cache lines and the other taps hit them in L1; no index output. For the KernelBench level-1
+``Max_Pooling_3D`` / ``Average_Pooling_2D`` solutions in ``kernelbench_v0``.
+
+Why: eager ``nn.MaxPool3d`` runs ``max_pool3d_with_indices`` even without ``return_indices`` (an int64 index
+written beside each value, window loops at run time), and ``avg_pool2d``'s kernel computes its window bounds at
+run time per output. These kernels read each input about once from DRAM (the windows' overlaps come from L1/L2)
+and write only the values.
+
+Semantics, as PyTorch's CUDA kernels: max: padding reads nothing (it is not part of any window), a NaN in the
+window gives NaN (``v > m || isnan(v)``), ties keep the first; average: the sum in window order (depth, row,
+column), then one division by the count, which with ``count_include_pad`` is the window clipped to the padded
+input (``min(start + k, size + pad) - start`` per dimension), else the window clipped to the input;
+``divisor_override`` replaces the count. Output sizes follow ``torch.nn.functional``'s rule (ceil mode: a window
+must start inside the input or its left padding).
+
+x: (N, C, [D,] H, W) float32 CUDA, contiguous (made so); returns (N, C, [OD,] OH, OW) float32. Elsewhere (CPU,
+other dtypes, no CuPy) :func:`max_pool` / :func:`avg_pool` call ``torch.nn.functional``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import torch.nn.functional as F
+
+from .. import cuda_jit
+from ..kernel_specs import CudaSource
+
+__all__ = ["PLANE_MAX", "THREADS", "avg_pool", "max_pool", "pool_cuda", "pool_out_size", "pool_source"]
+
+#: threads per block
+THREADS = 256
+
+_TEMPLATE = r"""
+extern "C" __global__ void __launch_bounds__(256) pool_direct(const float* __restrict__ x, float* __restrict__ y,
+                                                              long long total) {
+    long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+    if (i >= total) return;
+    const int ow = (int)(i % OW);
+    long long t = i / OW;
+    const int oh = (int)(t % OH);
+    t /= OH;
+    const int od = (int)(t % OD);
+    const long long plane = t / OD;
+    const float* xp = x + plane * ((long long)ID * IH * IW);
+    const int d0 = od * SD - PD, h0 = oh * SH - PH, w0 = ow * SW - PW;
+#if IS_MAX
+    float acc = __int_as_float(0xff800000);  /* -inf */
+#else
+    float acc = 0.0f;
+#endif
+#pragma unroll
+    for (int kd = 0; kd < KD; ++kd) {
+        const int id = d0 + kd * DD;
+        if (id < 0 || id >= ID) continue;
+#pragma unroll
+        for (int kh = 0; kh < KH; ++kh) {
+            const int ih = h0 + kh * DH;
+            if (ih < 0 || ih >= IH) continue;
+            const float* row = xp + ((long long)id * IH + ih) * IW;
+#pragma unroll
+            for (int kw = 0; kw < KW; ++kw) {
+                const int iw = w0 + kw * DW;
+                if (iw < 0 || iw >= IW) continue;
+                const float v = __ldg(row + iw);
+#if IS_MAX
+                if (v > acc || v != v) acc = v;
+#else
+                acc += v;
+#endif
+            }
+        }
+    }
+#if IS_MAX
+    y[i] = acc;
+#else
+#if DIVISOR > 0
+    y[i] = acc / (float)DIVISOR;
+#else
+    int cd, ch, cw;
+#if INCLUDE_PAD
+    cd = min(d0 + KD, ID + PD) - d0;
+    ch = min(h0 + KH, IH + PH) - h0;
+    cw = min(w0 + KW, IW + PW) - w0;
+#else
+    cd = min(d0 + KD, ID) - max(d0, 0);
+    ch = min(h0 + KH, IH) - max(h0, 0);
+    cw = min(w0 + KW, IW) - max(w0, 0);
+#endif
+    y[i] = acc / (float)(cd * ch * cw);
+#endif
+#endif
+}
+"""
+
+
+_PLANE_TEMPLATE = r"""
+__device__ __forceinline__ float nan_max(float m, float v) { return (v > m || v != v) ? v : m; }
+
+/* one block per (plane, od): the valid depth taps' (IH, IW) slices folded into one max in shared memory
+   (16-byte loads, all issued before use), then the (kh, kw) taps read from there */
+extern "C" __global__ void __launch_bounds__(256) max_pool3d_planes(const float* __restrict__ x,
+                                                                    float* __restrict__ y) {
+    __shared__ float m1[IH * IW];
+    const int od = blockIdx.x % OD;
+    const long long plane = blockIdx.x / OD;
+    const float4* xp = reinterpret_cast<const float4*>(x + plane * ((long long)ID * IH * IW));
+    const int d0 = od * SD - PD;
+    constexpr int N4 = IH * IW / 4;
+    constexpr int PER = (N4 + 255) / 256;
+    float4 acc[PER];
+#pragma unroll
+    for (int j = 0; j < PER; ++j) acc[j] = make_float4(__int_as_float(0xff800000), __int_as_float(0xff800000),
+                                                       __int_as_float(0xff800000), __int_as_float(0xff800000));
+#pragma unroll
+    for (int kd = 0; kd < KD; ++kd) {
+        const int id = d0 + kd * DD;
+        if (id < 0 || id >= ID) continue;
+        float4 v[PER];
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            const int f = j * 256 + threadIdx.x;
+            if (f < N4) v[j] = __ldg(xp + (long long)id * N4 + f);
+        }
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            acc[j].x = nan_max(acc[j].x, v[j].x);
+            acc[j].y = nan_max(acc[j].y, v[j].y);
+            acc[j].z = nan_max(acc[j].z, v[j].z);
+            acc[j].w = nan_max(acc[j].w, v[j].w);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        const int f = j * 256 + threadIdx.x;
+        if (f < N4) reinterpret_cast<float4*>(m1)[f] = acc[j];
+    }
+    __syncthreads();
+    float* yp = y + (long long)blockIdx.x * (OH * OW);
+    for (int o = threadIdx.x; o < OH * OW; o += 256) {
+        const int oh = o / OW, ow = o % OW;
+        const int h0 = oh * SH - PH, w0 = ow * SW - PW;
+        float m = __int_as_float(0xff800000);
+#pragma unroll
+        for (int kh = 0; kh < KH; ++kh) {
+            const int ih = h0 + kh * DH;
+            if (ih < 0 || ih >= IH) continue;
+#pragma unroll
+            for (int kw = 0; kw < KW; ++kw) {
+                const int iw = w0 + kw * DW;
+                if (iw < 0 || iw >= IW) continue;
+                m = nan_max(m, m1[ih * IW + iw]);
+            }
+        }
+        yp[o] = m;
+    }
+}
+"""
+
+#: largest (H, W) slice the plane kernel stages in shared memory (floats)
+PLANE_MAX = 12 * 1024
+
+
+def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    """PyTorch's pooling output length of one dimension (``pooling_output_shape``)."""
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (num + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _tuple(v, nd: int, name: str) -> tuple[int, ...]:
+    t = tuple(int(e) for e in v) if isinstance(v, (tuple, list)) else (int(v),) * nd
+    if len(t) == 1 and nd > 1:
+        t = t * nd
+    if len(t) != nd:
+        raise ValueError(f"{name} needs 1 or {nd} values, got {v!r}")
+    return t
+
+
+@functools.lru_cache(maxsize=64)
+def pool_source(is_max: bool, spatial: tuple[int, int, int], kernel: tuple[int, int, int],
+                stride: tuple[int, int, int], padding: tuple[int, int, int], dilation: tuple[int, int, int],
+                ceil: bool, include_pad: bool = True, divisor: int = 0,
+                planes: bool = False) -> tuple[CudaSource, tuple[int, int, int]]:
+    """The CUDA source for one shape (sizes, window, ``divisor`` > 0 for ``divisor_override``) and its output
+    size (OD, OH, OW); a 2-D pool is a 3-D one with depth 1 and a window of depth 1. ``planes``: the source of
+    the plane kernel (max pooling only) instead of the direct one."""
+    out = tuple(pool_out_size(i, k, s, p, d, ceil)
+                for i, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True))
+    if min(out) <= 0:
+        raise ValueError(f"pooling output size {out} is empty for input size {spatial}, kernel {kernel}")
+    for k, p, d in zip(kernel, padding, dilation, strict=True):
+        if p > (d * (k - 1) + 1) // 2 or p < 0:
+            raise ValueError(f"padding {padding} must be at most half the (dilated) window {kernel}: PyTorch's rule")
+    consts = dict(IS_MAX=int(is_max), ID=spatial[0], IH=spatial[1], IW=spatial[2], OD=out[0], OH=out[1], OW=out[2],
+                  KD=kernel[0], KH=kernel[1], KW=kernel[2], SD=stride[0], SH=stride[1], SW=stride[2],
+                  PD=padding[0], PH=padding[1], PW=padding[2], DD=dilation[0], DH=dilation[1], DW=dilation[2],
+                  INCLUDE_PAD=int(include_pad), DIVISOR=int(divisor))
+    head = "".join(f"#define {k} {v}\n" for k, v in consts.items())
+    name = "pool_direct_" + "_".join(str(v) for v in consts.values())
+    if planes:
+        if not (is_max and spatial[1] * spatial[2] <= PLANE_MAX and spatial[2] % 4 == 0):
+            raise ValueError(f"the plane kernel takes max pooling of (H, W) slices of at most {PLANE_MAX} values with "
+                             f"W % 4 == 0, got {spatial[1:]} ({'max' if is_max else 'avg'})")
+        return CudaSource("pool_planes" + name[len("pool_direct"):], head + _PLANE_TEMPLATE,
+                          ("max_pool3d_planes",)), out  # type: ignore[return-value]
+    return CudaSource(name, head + _TEMPLATE, ("pool_direct",)), out  # type: ignore[return-value]
+
+
+def pool_cuda(x: torch.Tensor, is_max: bool, kernel, stride=None, padding=0, dilation=1, ceil: bool = False,
+              include_pad: bool = True, divisor: int | None = None, method: str = "direct") -> torch.Tensor:
+    """The CUDA kernel, unconditionally, with ``torch.nn.functional.{max,avg}_pool{2,3}d``'s arguments (``stride``
+    None: the kernel size; ``dilation`` only for max). x: (N, C, [D,] H, W) float32 CUDA. ``method``:
+    ``"direct"`` (one thread per output) or ``"planes"`` (max pooling: one block per (plane, output depth), the
+    depth taps folded in shared memory first; for (H, W) slices of at most :data:`PLANE_MAX` values with
+    W % 4 == 0, else the direct kernel)."""
+    if method not in ("direct", "planes"):
+        raise ValueError(f"method must be 'direct' or 'planes', got {method!r}")
+    nd = x.dim() - 2
+    if nd not in (2, 3) or x.dtype != torch.float32 or not x.is_cuda:
+        raise ValueError(f"pool_cuda takes float32 CUDA (N, C, H, W) or (N, C, D, H, W), got {x.dtype} "
+                         f"{tuple(x.shape)} on {x.device}")
+    k = _tuple(kernel, nd, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _tuple(stride, nd,
+                                                                                                       "stride")
+    p, d = _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation")
+    fill = (1,) * (3 - nd)
+    x = x.contiguous()
+    sp = fill + tuple(x.shape[2:])
+    planes = (method == "planes" and is_max and sp[1] * sp[2] <= PLANE_MAX and sp[2] % 4 == 0
+              and x.data_ptr() % 16 == 0)  # else the direct kernel
+    src, out = pool_source(is_max, sp, fill + k, fill + s, (0,) * (3 - nd) + p, fill + d, bool(ceil),
+                           bool(include_pad), int(divisor or 0), planes)
+    y = torch.empty(tuple(x.shape[:2]) + out[3 - nd:], device=x.device, dtype=torch.float32)
+    total = y.numel()
+    if not total:
+        return y
+    if planes:
+        cuda_jit.run(src, "max_pool3d_planes", (x.shape[0] * x.shape[1] * out[0],), (THREADS,), "pp", (x, y),
+                     x.device)
+    else:
+        cuda_jit.run(src, "pool_direct", (-(-total // THREADS),), (THREADS,), "ppl", (x, y, total), x.device)
+    return y
+
+
+def _usable(x: torch.Tensor) -> bool:
+    return x.is_cuda and x.dtype == torch.float32 and x.dim() in (4, 5) and cuda_jit.cupy_available()
+
+
+def max_pool(x: torch.Tensor, kernel, stride=None, padding=0, dilation=1, ceil: bool = False,
+             method: str = "direct") -> torch.Tensor:
+    """``torch.nn.functional.max_pool{2,3}d`` values (no indices): the CUDA kernel ``method`` (see
+    :func:`pool_cuda`) for float32 CUDA inputs (CuPy installed), PyTorch elsewhere."""
+    if _usable(x):
+        return pool_cuda(x, True, kernel, stride, padding, dilation, ceil, method=method)
+    fn = F.max_pool2d if x.dim() == 4 else F.max_pool3d
+    return fn(x, kernel, stride, padding, dilation, ceil)
+
+
+def avg_pool(x: torch.Tensor, kernel, stride=None, padding=0, ceil: bool = False, count_include_pad: bool = True,
+             divisor_override: int | None = None) -> torch.Tensor:
+    """``torch.nn.functional.avg_pool{2,3}d``: the CUDA kernel for float32 CUDA inputs (CuPy installed),
+    PyTorch elsewhere."""
+    if _usable(x):
+        return pool_cuda(x, False, kernel, stride, padding, 1, ceil, count_include_pad, divisor_override)
+    fn = F.avg_pool2d if x.dim() == 4 else F.avg_pool3d
+    return fn(x, kernel, stride, padding, ceil, count_include_pad, divisor_override)
