@@ -224,13 +224,18 @@ def _libcuda() -> Any:
 
 class DirectKernel:
     """One kernel of a :class:`CudaSource` launched through the driver's ``cuLaunchKernel`` (ctypes) on PyTorch's
-    current stream: a few us of host time per launch, against CuPy's launch path in :func:`launch` (device and
-    stream context managers, argument conversion), which costs more than an eager PyTorch op.
+    current stream, skipping CuPy's launch path in :func:`launch` (device and stream context managers, argument
+    conversion). Measured on an H100 with the harness's timing (2026-11-27, benchmarks/results/
+    2026-11-27-kernelbench-v0-level1-h100/call1-probe-streaming-pool.txt): a one-launch op on 4096 values took
+    0.064 ms a call this way, 0.114 ms through CuPy's path, 0.051 ms as one eager PyTorch op.
 
     ``signature``: one letter per kernel parameter, ``p`` pointer (pass a tensor), ``i`` int, ``l`` long long,
     ``f`` float (pass Python numbers). Compiled through :func:`get_kernel` (CuPy) for ``device_index``; call
-    ``handle(grid, block, *args, shared_mem=0)``. The parameter buffers are reused across calls (the driver copies
-    them at launch), so one handle must not be called from two threads at once. Linux only (``libcuda.so.1``).
+    ``handle(grid, block, *args, shared_mem=0)``; an ``i`` / ``l`` value outside its C type wraps (ctypes), so
+    callers pass sizes they have checked. The launch runs with ``device_index`` as PyTorch's current device (the
+    module lives in that device's primary context). The parameter buffers are reused across calls (the driver
+    copies them at launch), so one handle must not be called from two threads at once. Linux only
+    (``libcuda.so.1``).
     """
 
     def __init__(self, source: CudaSource, kernel: str, device_index: int, signature: str) -> None:
@@ -255,8 +260,13 @@ class DirectKernel:
         g = tuple(grid) + (1,) * (3 - len(grid))
         b = tuple(block) + (1,) * (3 - len(block))
         stream = torch._C._cuda_getCurrentRawStream(self.device_index)
-        err = self._lib.cuLaunchKernel(self.function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem, stream,
-                                       self._params, None)
+        if torch.cuda.current_device() != self.device_index:
+            with torch.cuda.device(self.device_index):
+                err = self._lib.cuLaunchKernel(self.function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem,
+                                               stream, self._params, None)
+        else:
+            err = self._lib.cuLaunchKernel(self.function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem, stream,
+                                           self._params, None)
         if err:
             raise RuntimeError(f"cuLaunchKernel failed with CUresult {err} (grid {g}, block {b})")
 

@@ -9,6 +9,14 @@ written beside each value, window loops at run time), and ``avg_pool2d``'s kerne
 run time per output. These kernels read each input about once from DRAM (the windows' overlaps come from L1/L2)
 and write only the values.
 
+The plane kernel (``method="planes"``, max pooling of (H, W) slices up to :data:`PLANE_MAX` values): one block per
+(plane, output depth) folds the input depth slices its window takes into one max in shared memory (16-byte loads,
+all issued before use), then reads the (row, column) taps from there: the direct kernel's 27 loads an output
+through L1 bound it on KernelBench's 43_Max_Pooling_3D. Measured through the harness on an H100 (2026-11-27,
+eager baseline; benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md): 43 (3-D, k 3, s 2, d 3) 1.38x
+direct, 1.74x planes; 45 (2-D average, k 3, s 3) 1.03x direct; 42 (2-D max on a 34 MB input, a 0.06 ms reference)
+0.92x direct, not shipped. All calls launch through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``).
+
 Semantics, as PyTorch's CUDA kernels: max: padding reads nothing (it is not part of any window), a NaN in the
 window gives NaN (``v > m || isnan(v)``), ties keep the first; average: the sum in window order (depth, row,
 column), then one division by the count, which with ``count_include_pad`` is the window clipped to the padded
