@@ -260,13 +260,12 @@ class DirectKernel:
         g = tuple(grid) + (1,) * (3 - len(grid))
         b = tuple(block) + (1,) * (3 - len(block))
         stream = torch._C._cuda_getCurrentRawStream(self.device_index)
+        args = (self.function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem, stream, self._params, None)
         if torch.cuda.current_device() != self.device_index:
             with torch.cuda.device(self.device_index):
-                err = self._lib.cuLaunchKernel(self.function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem,
-                                               stream, self._params, None)
+                err = self._lib.cuLaunchKernel(*args)
         else:
-            err = self._lib.cuLaunchKernel(self.function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem, stream,
-                                           self._params, None)
+            err = self._lib.cuLaunchKernel(*args)
         if err:
             raise RuntimeError(f"cuLaunchKernel failed with CUresult {err} (grid {g}, block {b})")
 

@@ -191,6 +191,11 @@ def _tuple(v, nd: int, name: str) -> tuple[int, ...]:
     return t
 
 
+def _plane_fits(is_max: bool, spatial: tuple[int, ...]) -> bool:
+    """Whether the plane kernel takes this pool: max pooling, an (H, W) slice of at most PLANE_MAX values, W % 4 == 0."""
+    return is_max and spatial[1] * spatial[2] <= PLANE_MAX and spatial[2] % 4 == 0
+
+
 @functools.lru_cache(maxsize=64)
 def pool_source(is_max: bool, spatial: tuple[int, int, int], kernel: tuple[int, int, int],
                 stride: tuple[int, int, int], padding: tuple[int, int, int], dilation: tuple[int, int, int],
@@ -213,7 +218,7 @@ def pool_source(is_max: bool, spatial: tuple[int, int, int], kernel: tuple[int, 
     head = "".join(f"#define {k} {v}\n" for k, v in consts.items())
     name = "pool_direct_" + "_".join(str(v) for v in consts.values())
     if planes:
-        if not (is_max and spatial[1] * spatial[2] <= PLANE_MAX and spatial[2] % 4 == 0):
+        if not _plane_fits(is_max, spatial):
             raise ValueError(f"the plane kernel takes max pooling of (H, W) slices of at most {PLANE_MAX} values with "
                              f"W % 4 == 0, got {spatial[1:]} ({'max' if is_max else 'avg'})")
         return CudaSource("pool_planes" + name[len("pool_direct"):], head + _PLANE_TEMPLATE,
@@ -241,8 +246,7 @@ def pool_cuda(x: torch.Tensor, is_max: bool, kernel, stride=None, padding=0, dil
     fill = (1,) * (3 - nd)
     x = x.contiguous()
     sp = fill + tuple(x.shape[2:])
-    planes = (method == "planes" and is_max and sp[1] * sp[2] <= PLANE_MAX and sp[2] % 4 == 0
-              and x.data_ptr() % 16 == 0)  # else the direct kernel
+    planes = method == "planes" and _plane_fits(is_max, sp) and x.data_ptr() % 16 == 0  # else the direct kernel
     src, out = pool_source(is_max, sp, fill + k, fill + s, (0,) * (3 - nd) + p, fill + d, bool(ceil),
                            bool(include_pad), int(divisor or 0), planes)
     y = torch.empty(tuple(x.shape[:2]) + out[3 - nd:], device=x.device, dtype=torch.float32)

@@ -135,9 +135,9 @@ def norm_source(unroll: int) -> CudaSource:
                       ("sumsq_norm", "div_by_norm"))
 
 
-def _streamable(*ts: torch.Tensor) -> bool:
-    return all(t.is_cuda and t.dtype == torch.float32 and t.is_contiguous() and t.data_ptr() % 16 == 0
-               and t.numel() % 4 == 0 for t in ts) and cuda_jit.cupy_available()
+def _streamable(t: torch.Tensor) -> bool:
+    return (t.is_cuda and t.dtype == torch.float32 and t.is_contiguous() and t.data_ptr() % 16 == 0
+            and t.numel() % 4 == 0 and cuda_jit.cupy_available())
 
 
 def frobenius_normalize(x: torch.Tensor, unroll: int = UNROLL, blocks: int = NORM_BLOCKS) -> torch.Tensor:
