@@ -24,7 +24,10 @@ cuDNN on 66 (3x5x7 kernel, 18.5 ms vs 40.4), 2.05x on 60 (3x5x7), 1.05x on 54 (3
 1-D tasks (55, 56, 62, 63, 80, 86, 87: 0.74-0.94x; 59: 0.77x; 67, 76: 0.56-0.59x), where there are 3-45
 multiply-adds per output and the kernel is bound by its input-window loads and stores, which cuDNN does better.
 
-Shapes, strides and kernel sizes are compiled in (one NVRTC build per shape, cached by CuPy on disk).
+Shapes, strides and kernel sizes are compiled in (one NVRTC build per shape, cached by CuPy on disk). Launched
+through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``) since 2026-11-27; the figures above went through CuPy's
+launch path, ~0.05 ms a call slower on the host (``blocks.pool_cuda``'s measurement). :mod:`.conv_rows_cuda` is
+the same register tiling with the input rows staged in shared memory, for the 2-D shapes.
 Elsewhere (CPU, other dtypes, several groups, no CuPy) :func:`conv` runs ``torch.nn.functional.conv{1,2,3}d``.
 """
 
@@ -38,7 +41,7 @@ import torch.nn.functional as F
 from .. import cuda_jit
 from ..kernel_specs import CudaSource
 
-__all__ = ["conv", "conv_cuda", "conv_source", "separable_conv", "usable"]
+__all__ = ["conv", "conv_cuda", "conv_source", "separable_bias", "separable_conv", "torch_separable", "usable"]
 
 _TEMPLATE = r"""
 #define KT (CIN * KD * KH * KW)
@@ -206,8 +209,8 @@ def _launch(x: torch.Tensor, w: torch.Tensor, dw: torch.Tensor | None, bias: tor
     if smem > 48 * 1024 and getattr(fn, "max_dynamic_shared_size_bytes", 0) < smem:
         fn.max_dynamic_shared_size_bytes = smem
     grid = (-(-nslots // 32), -(-cout // 64))
-    args = (x, w, dw if dw is not None else w, bias if bias is not None else w, y, cuda_jit.i64(nslots))
-    cuda_jit.launch(src, "conv_direct", grid, (256,), args, x.device, shared_mem=smem)
+    args = (x, w, dw if dw is not None else w, bias if bias is not None else w, y, nslots)
+    cuda_jit.run(src, "conv_direct", grid, (256,), "pppppl", args, x.device, shared_mem=smem)
     return y
 
 
@@ -246,16 +249,29 @@ def separable_conv(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | No
     (formed in the kernel) and bias ``pw @ dw_bias + pw_bias``: linear maps compose, for every input and parameter
     value. The CUDA kernel for fp32 CUDA tensors, the two PyTorch convolutions elsewhere.
     x: (N, Cin, *spatial); returns (N, Cout, *out)."""
-    cin, cout = x.shape[1], pw.shape[0]
     if not (isinstance(padding, (int, tuple, list)) and usable(x, dw, pw, dw_bias, pw_bias)):
-        fn = _torch_conv(x)
-        return fn(fn(x, dw, dw_bias, stride, padding, dilation, cin), pw, pw_bias)
+        return torch_separable(x, dw, dw_bias, pw, pw_bias, stride, padding, dilation)
+    bias = separable_bias(x, dw, dw_bias, pw, pw_bias)
+    return _launch(x.contiguous(), pw.contiguous(), dw.contiguous(), bias, tuple(dw.shape[2:]), pw.shape[0],
+                   stride, padding, dilation)
+
+
+def torch_separable(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | None, pw: torch.Tensor,
+                    pw_bias: torch.Tensor | None, stride=1, padding=0, dilation=1) -> torch.Tensor:
+    """The depthwise-separable pair as PyTorch's two convolutions (the path off the CUDA kernels)."""
+    fn = _torch_conv(x)
+    return fn(fn(x, dw, dw_bias, stride, padding, dilation, x.shape[1]), pw, pw_bias)
+
+
+def separable_bias(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | None, pw: torch.Tensor,
+                   pw_bias: torch.Tensor | None) -> torch.Tensor | None:
+    """Check a depthwise-separable pair's shapes and return the bias of the folded convolution,
+    ``pw @ dw_bias + pw_bias`` (None when neither has a bias)."""
+    cin, cout = x.shape[1], pw.shape[0]
     if dw.shape[0] != cin or dw.shape[1] != 1 or pw.shape[1] != cin or any(k != 1 for k in pw.shape[2:]):
         raise ValueError(f"separable_conv needs dw (Cin, 1, *kernel) and pw (Cout, Cin, 1, ...) for Cin = {cin}, "
                          f"got {tuple(dw.shape)} and {tuple(pw.shape)}")
-    bias = pw_bias
-    if dw_bias is not None:
-        fold = pw.reshape(cout, cin) @ dw_bias
-        bias = fold if pw_bias is None else fold + pw_bias
-    return _launch(x.contiguous(), pw.contiguous(), dw.contiguous(), bias, tuple(dw.shape[2:]), cout,
-                   stride, padding, dilation)
+    if dw_bias is None:
+        return pw_bias
+    fold = pw.reshape(cout, cin) @ dw_bias
+    return fold if pw_bias is None else fold + pw_bias
