@@ -1,9 +1,11 @@
 """``blocks.conv_cuda`` and ``blocks.conv_rows_cuda`` (direct convolutions in CUDA C) against cuDNN (fp32, TF32 off)
 at the KernelBench level-1 standard convolutions' own sizes (and, for the transposed task 81,
-``blocks.convt_disjoint_cuda`` against ``blocks.conv_transpose``'s Triton kernel), timed like the harness (``cudal1.harness.timing.Timer``:
-256 MB L2 flush, sync -> call -> sync, host clock, the CUDA-event time beside it; median of ``n`` calls).
+``blocks.convt_disjoint_cuda`` against ``blocks.conv_transpose``'s Triton kernel), timed like the harness
+(``cudal1.harness.timing.Timer``: 256 MB L2 flush, sync -> call -> sync, host clock, the CUDA-event time beside it;
+median of ``n`` calls).
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_cuda.py KB_LEVEL1_DIR [TASK ...]
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_cuda.py \
+        KB_LEVEL1_DIR [TASK ...]
 
 Prints per task: cuDNN's host / event ms, each kernel's host / event ms and speedup (host), and the max error of
 cuDNN and of each kernel against an fp64 convolution (relative to the output's RMS). The first version (2026-11-26

@@ -13,6 +13,11 @@ count that is ~90 us of L1 traffic on 63_conv_standard_2D against ~50 us of FMA 
 their windows from shared memory (16-byte reads where the window is 4-aligned); the FMA loop and the epilogue are
 those of :mod:`.conv_cuda`.
 
+Measured through the harness on an H100 (2026-11-27, eager baseline): 62 1.03x, 63 1.04x, 80 1.08x, 87 1.09x;
+lost on 55 (0.96x), 56 (0.98x) and 59 (3-D, 10-wide rows: 0.74x), and a probe timed the folded separable pair of
+86 at 0.69x. It writes its output at ~1 TB/s, a third of the GPU's rate (116-124 registers a thread: two blocks a
+multiprocessor; not profiled).
+
 Layout of a block (256 threads, 8 warps): warp ``w`` owns output channels ``64 b + 8 w .. + 7`` (``b`` =
 ``blockIdx.y``); the 32 lanes cover ``RPB`` output rows (a row is one (depth, row) of one sample) of ``CPRP``
 chunks of ``WT`` consecutive positions each (``RPB * CPRP = 32``); a row longer than ``CPRP * WT`` positions is
@@ -232,7 +237,8 @@ def _launch(x: torch.Tensor, w: torch.Tensor, dw: torch.Tensor | None, bias: tor
     ks = (1,) * (3 - nd) + tuple(kernel)
     s, p, d = _triple(stride, nd, 1), _triple(padding, nd, 0), _triple(dilation, nd, 1)
     n, cin = x.shape[:2]
-    src, out, grid, smem = rows_source(n, cin, cout, sp, ks, s, p, d, dw is not None, bias is not None)  # type: ignore[arg-type]
+    src, out, grid, smem = rows_source(n, cin, cout, sp, ks, s, p, d,  # type: ignore[arg-type]
+                                       dw is not None, bias is not None)
     if smem > 227 * 1024:
         raise ValueError(f"convolution {tuple(x.shape)} with kernel {kernel} needs {smem} bytes of shared memory "
                          f"per block (more than 227 KB): use conv_cuda or torch.nn.functional")
