@@ -7,8 +7,8 @@ FMA, launched through the driver: :func:`cudal1.kernelzoo.blocks.conv_rows_cuda.
 CPU). The 2026-11-26 version (:mod:`~cudal1.kernelzoo.blocks.conv_cuda`, windows read from global memory, CuPy's
 launch path) measured 0.56-0.94x on these shapes.
 Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.09x, 95% CI [1.05, 1.12] (0.185 ms against
-0.206; benchmarks/results/2026-11-27-kernelbench-v0-compile-h100.md; a probe beside it timed the rows kernel at
-1.48x and then 1.01x over cuDNN: ``call5/6-probe-conv.txt``, the 268 MB output makes it noisy).
+0.206; benchmarks/results/2026-11-27-kernelbench-v0-compile-h100.md). A probe timed the same kernel at 1.48x over
+cuDNN in one call and 1.01x in the next (``call5/6-probe-conv.txt``): the harness's interval is the figure to use.
 """
 
 import torch
