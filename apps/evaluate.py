@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default runs/report-<timestamp>)")
     p.add_argument("--title", default="cudal1 evaluation report")
     p.add_argument("--report-only", action="store_true", help="evaluate nothing: report what the store holds")
+    p.add_argument("--baseline-set", dest="baseline_sets", action="append", default=[],
+                   metavar="BASELINE:NAME=SOLUTIONS",
+                   help="with --report-only: look up set NAME's results against BASELINE in these files instead (the "
+                        "store keys a result by the candidate's exact source: for a set whose files changed, e.g. a "
+                        "docstring, between the runs of two baselines); repeatable")
     p.add_argument("--no-peaks", action="store_true", help="do not measure the device's peaks (no roofline plot)")
     p.add_argument("--quiet", action="store_true", help="no per-task progress lines")
     return p
@@ -71,6 +76,31 @@ def parse_sets(specs: list[str]) -> list[tuple[str, str]]:
         if name in {n for n, _ in out}:
             raise UsageError(f"--set: the name {name!r} is given twice")
         out.append((name, sol))
+    return out
+
+
+def parse_baseline_sets(specs: list[str], sets: list[tuple[str, str]], baselines: list[str],
+                        report_only: bool) -> dict[tuple[str, str], str]:
+    """{(set name, baseline): solutions} from ``BASELINE:NAME=SOLUTIONS`` strings (``--baseline-set``)."""
+    out: dict[tuple[str, str], str] = {}
+    for spec in specs:
+        if not report_only:
+            raise UsageError("--baseline-set only changes what --report-only looks up; an evaluation measures one "
+                             "set's files against every baseline")
+        b, colon, rest = spec.partition(":")
+        name, eq, sol = rest.partition("=")
+        b, name, sol = b.strip(), name.strip(), sol.strip()
+        if not colon or not eq or not b or not name or not sol:
+            raise UsageError(f"--baseline-set {spec!r}: write BASELINE:NAME=SOLUTIONS, e.g. "
+                             "--baseline-set compile:kb=out/measured-compile")
+        if b not in baselines:
+            raise UsageError(f"--baseline-set {spec!r}: {b!r} is not one of the reported baselines "
+                             f"({', '.join(baselines)})")
+        if name not in {n for n, _ in sets}:
+            raise UsageError(f"--baseline-set {spec!r}: no --set is named {name!r}")
+        if (name, b) in out:
+            raise UsageError(f"--baseline-set: {b}:{name} is given twice")
+        out[name, b] = sol
     return out
 
 
@@ -175,6 +205,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     pairs = {name: set_pairs(sol, tasks) for name, sol in sets}
     device = _device(args.device, args.report_only)
     baselines = _baselines(args.baselines, device)
+    pairs_for = {key: set_pairs(sol, tasks)  # (set, baseline) -> pairs looked up instead of the set's own
+                 for key, sol in parse_baseline_sets(args.baseline_sets, sets, baselines, args.report_only).items()}
     out = Path(args.out or f"runs/report-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}").expanduser()
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -207,7 +239,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             pool = None if args.report_only else EvalPool(cfg, keep_warm=True)
             try:
                 for name, _sol in sets:
-                    ps = pairs[name]
+                    ps = pairs_for.get((name, b), pairs[name])
                     if pool is None:
                         found = [(p, store.lookup(p[0], p[1], cfg)) for p in ps]
                         missing = sum(r is None for _, r in found)
@@ -238,7 +270,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     meta = {"command": "apps/evaluate.py " + shlex.join(argv), "suite": args.suite,
             "sets": ", ".join(f"{n}={s}" for n, s in sets)}
     if not_evaluated:
-        left = ", ".join(f"{n} / {b}: {v} of {len(pairs[n])} tasks" for (n, b), v in not_evaluated.items())
+        left = ", ".join(f"{n} / {b}: {v} of {len(pairs_for.get((n, b), pairs[n]))} tasks"
+                         for (n, b), v in not_evaluated.items())
         meta["not evaluated yet (left out of every figure)"] = left
         print(f"evaluate: not in the store yet, left out of the report: {left}", file=sys.stderr)
     report = build_report(entries, works=works, peaks=peaks, title=args.title, set_order=[n for n, _ in sets],

@@ -157,6 +157,19 @@ def test_two_sets_side_by_side_then_resume_and_report_only(layout, capsys):
     assert "not evaluated yet (left out of every figure): ref / eager: 1 of 3 tasks" in md
     assert "not in the store yet" in capsys.readouterr().err
     (layout / "tasks" / "scale_relu_twice.py").unlink()
+    # the set's files changed after the run (a docstring): the store holds none of their sources, so --report-only
+    # reports nothing of them until --baseline-set points eager's lookup at the files that were measured
+    edited = layout / "mine_edited"
+    edited.mkdir()
+    for f in (layout / "mine").iterdir():
+        (edited / f.name).write_text('"""Edited after measuring."""\n' + f.read_text())
+    moved = [a if a != f"mine={layout / 'mine'}" else f"mine={edited}" for a in _args(layout, "--report-only")]
+    assert app.main(moved) == 0
+    assert "mine / eager: 2 of 2 tasks" in (out / "report.md").read_text()
+    assert app.main(moved + ["--baseline-set", f"eager:mine={layout / 'mine'}"]) == 0
+    looked_up = json.loads((out / "report.json").read_text())
+    assert looked_up["summary"]["mine"] == rep["summary"]["mine"]
+    capsys.readouterr()
     assert app.main([a if a != "1" else "3" for a in _args(layout, "--report-only")]) == 2  # other --trials
     assert "other settings" in capsys.readouterr().err
     db.unlink()
@@ -172,6 +185,10 @@ def test_two_sets_side_by_side_then_resume_and_report_only(layout, capsys):
     (["--baselines", "fastest"], "unknown baseline"),
     (["--tasks", "nope"], "has no task nope"),
     (["--set", "z=/no/such/folder"], "does not exist"),
+    (["--baseline-set", "eager:mine=/tmp"], "only changes what --report-only looks up"),
+    (["--report-only", "--baseline-set", "compile:mine=/tmp"], "not one of the reported baselines"),
+    (["--report-only", "--baseline-set", "eager:nosuch=/tmp"], "no --set is named 'nosuch'"),
+    (["--report-only", "--baseline-set", "eager=mine"], "BASELINE:NAME=SOLUTIONS"),
 ])
 def test_bad_arguments_exit_2_with_one_line(layout, capsys, extra, message):
     app = _app()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from cudal1.harness import Candidate, EvalPool, evaluate, reference_candidate
@@ -71,12 +73,21 @@ def test_identical_candidate_measures_about_one(fixture_tasks, fast_config):
     assert res.timing["rounds"] % res.timing["buckets"] == 0
 
 
-def test_slow_candidate_measures_below_one(fixture_tasks, fast_config, candidate):
+def test_slow_candidate_measures_below_one(fixture_tasks, fast_config, candidate, monkeypatch):
+    monkeypatch.setenv("CUDAL1_TIMING_DEBUG", "1")  # also records what the clock check was computed from
     task = fixture_tasks["tiny_linear_relu"]
     res = evaluate(task, candidate("slow", task.name), fast_config)
     assert res.status == "ok", res.reason
     assert res.speedup < 0.9
     assert res.cand_ms >= 19.0  # it sleeps 20 ms per call: the wall clock sees it
+    # the debug record's batches reproduce the clock check of the reported attempt
+    rounds = res.timing["per_round_clock"]["attempts"]
+    assert len(rounds) == len(res.timing["attempts"])
+    chosen = rounds[res.timing["attempt_chosen"]]
+    n = res.timing["calls_per_batch"]
+    assert all(rp >= rr and cp >= cr for rp, rr, cp, cr in chosen)  # the parent's window holds the timed calls
+    excess = statistics.median(((cp - cr) - (rp - rr)) / n for rp, rr, cp, cr in chosen)
+    assert excess == pytest.approx(res.timing["clock_check"]["excess_ms_per_call"])
 
 
 def test_correct_rewrite_with_other_parameter_names(fixture_tasks, fast_config, candidate):

@@ -307,6 +307,7 @@ def _timing(run: _Run) -> bool:
     rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
     attempts: list[dict[str, Any]] = []
     measured: list[Attempt] = []
+    round_clocks: list[list[list[float]]] = []  # per attempt: [ref parent, ref reported, cand parent, cand reported]
     for attempt in range(cfg.attempts):
         times = PairedTimes()
         events = PairedTimes()
@@ -325,6 +326,8 @@ def _timing(run: _Run) -> bool:
         check = clockcheck.check(clocks_r, clocks_c, summary.cand_ms, ref.device)
         drift = reference_drift(summary.ref_ms, ref.alone_ms) if ref.device == "cuda" else 0.0
         measured.append(Attempt(summary, check, drift, times, events))
+        round_clocks.append([[r.parent_ms, r.reported_ms, c.parent_ms, c.reported_ms]
+                             for r, c in zip(clocks_r, clocks_c, strict=True)])
         attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms})
         if measured[-1].flagrant:
@@ -349,6 +352,9 @@ def _timing(run: _Run) -> bool:
     if os.environ.get("CUDAL1_TIMING_DEBUG") == "1":
         obs.timing["per_call"] = {"ref_ms": times.ref, "cand_ms": times.cand, "ref_event_ms": events.ref,
                                   "cand_event_ms": events.cand}
+        # every attempt's batches as the parent's clock saw them (ms per batch of n calls), for the clock check
+        obs.timing["per_round_clock"] = {"columns": ["ref_parent", "ref_reported", "cand_parent", "cand_reported"],
+                                         "attempts": round_clocks}
     if not summary.stable:
         obs.flags.add("timing_unstable")
     if clocks.get("throttled"):

@@ -17,7 +17,9 @@ On CPU (and for other dtypes) this is ``torch.matmul``.
 
 Harness: not reached in call 15 (2026-11-26) nor in call 2 (2026-11-27: time caps); call 3 (2026-11-27): rejected
 ``reference_drift`` (the reference timed 0.741 ms beside this candidate, 0.497 ms alone), with ``timing_unstable``
-(benchmarks/results/2026-11-27-kernelbench-v0-level1-h100/call3-level1-pending.txt). Not verified: stays here.
+(benchmarks/results/2026-11-27-kernelbench-v0-level1-h100/call3-level1-pending.txt); call 3 of the ninth pass
+(2026-11-27) gave it 200 s and got no result (benchmarks/results/2026-11-27-kernelbench-v0-compile-all-h100.md).
+Not verified: stays here.
 The same kernel for 7_Matmul_with_small_K_dimension_ measured 1.08x (CI [0.94, 1.21]) and 1.01x (CI [0.80,
 1.13]) and was removed.
 """
