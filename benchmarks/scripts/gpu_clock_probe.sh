@@ -8,6 +8,7 @@
 set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT"
+source benchmarks/scripts/install_carried_wheels.sh || exit 1  # the table below imports the harness
 export CUDAL1_TIMING_DEBUG=1
 rm -rf .carry/state/ctl-pin0 .carry/state/ctl-pin1
 L1=${L1:-23_Softmax,94_MSELoss,95_CrossEntropyLoss,100_HingeLoss,42_Max_Pooling_2D}

@@ -15,7 +15,13 @@ import argparse
 import json
 import sqlite3
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from kb_release_table import quantile  # noqa: E402
+
+from cudal1.harness.clockcheck import BatchClock  # noqa: E402
 
 
 def _records(store: Path) -> list[dict]:
@@ -30,12 +36,8 @@ def _round_excess(rec: dict) -> list[float]:
     """Per-round excess (ms per call) over every attempt of a record, from its debug clocks."""
     rounds = (rec.get("timing") or {}).get("per_round_clock", {}).get("attempts", [])
     n = max(int((rec.get("timing") or {}).get("calls_per_batch") or 1), 1)
-    return [((cp - cr) - (rp - rr)) / n for att in rounds for rp, rr, cp, cr in att]
-
-
-def _q(xs: list[float], q: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+    return [(BatchClock(cp, cr, n).gap_ms - BatchClock(rp, rr, n).gap_ms) / n
+            for att in rounds for rp, rr, cp, cr in att]
 
 
 def table(name: str, recs: list[dict]) -> list[str]:
@@ -49,7 +51,7 @@ def table(name: str, recs: list[dict]) -> list[str]:
         atts = ", ".join(f"{a['clock_excess_ms']:+.3f}" for a in t.get("attempts", []))
         ex = _round_excess(r)
         every += ex
-        spread = (f"{_q(ex, 0.1):+.3f} / {statistics.median(ex):+.3f} / {_q(ex, 0.9):+.3f}" if ex else "-")
+        spread = (f"{quantile(ex, 0.1):+.3f} / {statistics.median(ex):+.3f} / {quantile(ex, 0.9):+.3f}" if ex else "-")
         over = f"{sum(e > 0.04 for e in ex)} of {len(ex)}" if ex else "-"
         sp = f"{r['speedup']:.3f}" if r.get("speedup") is not None else "-"
         out.append(f"| {r['task'].split('/')[-1][:44]} | {r['status']} | {sp} | {atts} | "
@@ -61,8 +63,8 @@ def table(name: str, recs: list[dict]) -> list[str]:
             f"{statistics.median(att):+.4f}, median |excess| {statistics.median(abs(a) for a in att):.4f}, max "
             f"{max(att):+.4f} ms/call" if att else f"{len(recs)} pairs"]
     if every:
-        out.append(f"rounds: {len(every)}, excess p10 / median / p90 {_q(every, 0.1):+.4f} / "
-                   f"{statistics.median(every):+.4f} / {_q(every, 0.9):+.4f} ms/call")
+        out.append(f"rounds: {len(every)}, excess p10 / median / p90 {quantile(every, 0.1):+.4f} / "
+                   f"{statistics.median(every):+.4f} / {quantile(every, 0.9):+.4f} ms/call")
     return out + [""]
 
 

@@ -10,7 +10,7 @@ the pair reports; :mod:`cudal1.harness.pair` runs the attempts.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import clockcheck
@@ -30,6 +30,8 @@ class Attempt:
     drift: float
     times: PairedTimes
     events: PairedTimes
+    ref_clocks: list[clockcheck.BatchClock] = field(default_factory=list)  #: the rounds' batches, as the check saw
+    cand_clocks: list[clockcheck.BatchClock] = field(default_factory=list)  #: them (parent's and reported times)
 
     @property
     def flagrant(self) -> bool:

@@ -307,7 +307,6 @@ def _timing(run: _Run) -> bool:
     rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
     attempts: list[dict[str, Any]] = []
     measured: list[Attempt] = []
-    round_clocks: list[list[list[float]]] = []  # per attempt: [ref parent, ref reported, cand parent, cand reported]
     for attempt in range(cfg.attempts):
         times = PairedTimes()
         events = PairedTimes()
@@ -325,9 +324,7 @@ def _timing(run: _Run) -> bool:
         summary = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt)
         check = clockcheck.check(clocks_r, clocks_c, summary.cand_ms, ref.device)
         drift = reference_drift(summary.ref_ms, ref.alone_ms) if ref.device == "cuda" else 0.0
-        measured.append(Attempt(summary, check, drift, times, events))
-        round_clocks.append([[r.parent_ms, r.reported_ms, c.parent_ms, c.reported_ms]
-                             for r, c in zip(clocks_r, clocks_c, strict=True)])
+        measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c))
         attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms})
         if measured[-1].flagrant:
@@ -354,7 +351,9 @@ def _timing(run: _Run) -> bool:
                                   "cand_event_ms": events.cand}
         # every attempt's batches as the parent's clock saw them (ms per batch of n calls), for the clock check
         obs.timing["per_round_clock"] = {"columns": ["ref_parent", "ref_reported", "cand_parent", "cand_reported"],
-                                         "attempts": round_clocks}
+                                         "attempts": [[[r.parent_ms, r.reported_ms, c.parent_ms, c.reported_ms]
+                                                       for r, c in zip(a.ref_clocks, a.cand_clocks, strict=True)]
+                                                      for a in measured]}
     if not summary.stable:
         obs.flags.add("timing_unstable")
     if clocks.get("throttled"):
