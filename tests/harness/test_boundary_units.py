@@ -265,14 +265,19 @@ def test_calls_per_batch_fit_the_gpu():
     assert _calls_per_batch(tiny, EvalConfig(device="cuda", input_sets=4), "cuda") == 4
 
 
-def test_lane_cpus_are_opt_in_and_leave_the_first_cores_to_the_parent(monkeypatch):
+def test_lane_cpus_pin_by_default_and_leave_the_first_cores_to_the_parent(monkeypatch):
     from cudal1.harness import pool
 
     monkeypatch.setattr(pool.os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
     monkeypatch.delenv("CUDAL1_PIN_CPUS", raising=False)
-    assert pool.lane_cpus(0) is None
-    monkeypatch.setenv("CUDAL1_PIN_CPUS", "1")
     assert pool.lane_cpus(0) == (2, 3) and pool.lane_cpus(1) == (4, 5) and pool.lane_cpus(7) is None
+    monkeypatch.setenv("CUDAL1_PIN_CPUS", "1")
+    assert pool.lane_cpus(0) == (2, 3)
+    monkeypatch.setenv("CUDAL1_PIN_CPUS", "0")
+    assert pool.lane_cpus(0) is None
+    monkeypatch.setattr(pool.os, "sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)
+    monkeypatch.delenv("CUDAL1_PIN_CPUS")
+    assert pool.lane_cpus(0) is None  # too few cores: no pinning rather than a lane squeezed onto the parent's
 
 
 def test_both_workers_get_the_same_fixed_allocator_settings(monkeypatch):

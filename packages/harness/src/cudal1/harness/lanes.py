@@ -18,10 +18,16 @@ if TYPE_CHECKING:
 
 
 def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
-    """With ``CUDAL1_PIN_CPUS=1``: the CPU cores of GPU lane ``lane`` (``per_lane`` of them, after the first two,
-    which stay with the parent), shared by the lane's reference and candidate workers, which never run at the
-    same time. None when not asked for or when the machine has too few cores."""
-    if os.environ.get("CUDAL1_PIN_CPUS") != "1":
+    """The CPU cores of GPU lane ``lane`` (``per_lane`` of them, after the first two, which stay with the parent),
+    shared by the lane's reference and candidate workers, which never run at the same time. None when
+    ``CUDAL1_PIN_CPUS=0`` turns pinning off or the machine has too few cores.
+
+    Pinning is the default because it is what makes the clock check quiet: on an H100 (2026-11-27, nine launch-bound
+    KernelBench references timed against themselves, benchmarks/results/2026-11-27-clock-probe-h100.md) unpinned
+    workers gave attempts' excess host time up to +0.078 ms per call and rejected 2 of 9 self-pairs
+    ``timing_disagrees``; pinned ones stayed within +0.005 ms and rejected none. Two pools on one machine would pin
+    to the same cores; they would share one GPU as well, which no timing survives either."""
+    if os.environ.get("CUDAL1_PIN_CPUS", "1") == "0":
         return None
     try:
         cores = sorted(os.sched_getaffinity(0))

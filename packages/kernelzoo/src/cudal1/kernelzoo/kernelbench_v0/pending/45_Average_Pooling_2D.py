@@ -10,6 +10,9 @@ Eager's avg_pool2d: 0.154 ms through the harness on an H100 (1.9 TB/s). The zoo'
 here (0.68x, 0.18x). Expected: about 0.11 ms, 1.3-1.5x.
 
 Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.03x, 95% CI [1.02, 1.06] (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
+Re-measured with the lane's workers pinned to their cores (the harness's default since the tenth pass, 2026-11-27):
+0.98x, 95% CI [0.93, 1.03] (ours 0.161 ms against eager's 0.151; benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md).
+At parity with eager, not reliably above it: moved here from the released set, and the task counts as unsolved.
 """
 
 import torch
