@@ -39,7 +39,7 @@ print(','.join(sorted((have & lv) & only if only else have & lv)))")
     --tasks "$tasks" --baselines "${BASELINES:-eager}" --device cuda --out ".carry/state/$STORE" \
     --title "kernelbench-v0 solutions, KernelBench level(s) ${LEVELS:-1}" > "$OUT/level$level-${SET%%=*}-$(date +%H%M%S).txt" 2>&1
   echo "level $level rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
-  tail -40 "$OUT"/level$level-${SET%%=*}-*.txt
+  tail -n 40 "$OUT"/level$level-${SET%%=*}-*.txt
 done
 # a run stopped by its time cap leaves the store's write-ahead log beside it: fold it into the database file so
 # that the folder that comes back is one self-contained file (a stale -wal file next to a newer database, as an
