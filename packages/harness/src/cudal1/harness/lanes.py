@@ -22,11 +22,12 @@ def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
     shared by the lane's reference and candidate workers, which never run at the same time. None when
     ``CUDAL1_PIN_CPUS=0`` turns pinning off or the machine has too few cores.
 
-    Pinning is the default because it is what makes the clock check quiet: on an H100 (2026-11-27, nine launch-bound
-    KernelBench references timed against themselves, benchmarks/results/2026-11-27-clock-probe-h100.md) unpinned
-    workers gave attempts' excess host time up to +0.078 ms per call and rejected 2 of 9 self-pairs
-    ``timing_disagrees``; pinned ones stayed within +0.005 ms and rejected none. Two pools on one machine would pin
-    to the same cores; they would share one GPU as well, which no timing survives either."""
+    Pinning is the default because it is what makes the clock check quiet. On an H100 (2026-11-27: nine
+    launch-bound KernelBench references timed against themselves, one run each way;
+    benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md) unpinned workers gave attempts' excess host time
+    up to +0.078 ms per call and rejected 2 of 9 self-pairs ``timing_disagrees``; pinned ones stayed within
+    +0.005 ms and rejected none. Two pools on one machine would pin to the same cores; they would share one GPU as
+    well, which no timing survives either."""
     if os.environ.get("CUDAL1_PIN_CPUS", "1") == "0":
         return None
     try:
