@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One device call: does pinning a lane's two workers to the same cores narrow the clock check's noise? (Run on an H100
 # 2026-11-27: it did, and pinning is now the default, CUDAL1_PIN_CPUS=0 turns it off; see
-# benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md.) Self-pairs (each task's reference timed against
-# itself, SET=control=reference) of launch-bound tasks that were once rejected `timing_disagrees`, measured with and
-# without pinning, the conditions alternating per level, with CUDAL1_TIMING_DEBUG=1 (every attempt's batch clocks in the record). Each condition's store comes back as
-# $OUT/ctl-pin0.tgz / ctl-pin1.tgz and is tabulated into $OUT/clock-probe.md by kb_clock_probe_table.py.
-# Carry [".carry/whl", ".carry/kb", ".carry/state"] (see gpu_kb_release.sh for building the wheels). ~8 minutes.
+# benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md.) Self-pairs (each task's reference timed against itself,
+# SET=control=reference) of launch-bound tasks that were once rejected `timing_disagrees`, measured with and without
+# pinning, the conditions alternating per level, with CUDAL1_TIMING_DEBUG=1 (every attempt's batch clocks in the
+# record). Each condition's store comes back as $OUT/ctl-pin0.tgz / ctl-pin1.tgz and is tabulated into
+# $OUT/clock-probe.md by kb_clock_probe_table.py. Carry [".carry/whl", ".carry/kb", ".carry/state"] (see
+# gpu_kb_release.sh for building the wheels). ~8 minutes.
 set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT"
