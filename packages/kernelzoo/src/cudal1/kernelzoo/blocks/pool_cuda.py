@@ -17,6 +17,12 @@ eager baseline; benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md): 43
 direct, 1.74x planes; 45 (2-D average, k 3, s 3) 1.03x direct; 42 (2-D max on a 34 MB input, a 0.06 ms reference)
 0.92x direct, not shipped. All calls launch through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``).
 
+The rows kernel (``method="rows"``, 2-D average pooling without padding or dilation): one block per (plane, RB
+output rows) sums each output row's input rows column by column in shared memory (16-byte loads), then each output
+adds KW column sums (rows first, then columns: not PyTorch's order). On 45 it measured 1.03x, CI [0.98, 1.05]
+through the harness and level with the direct kernel in a probe (0.143 ms each, eager 0.150;
+benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md): 45 stays in ``pending/``.
+
 Semantics, as PyTorch's CUDA kernels: max: padding reads nothing (it is not part of any window), a NaN in the
 window gives NaN (``v > m || isnan(v)``), ties keep the first; average: the sum in window order (depth, row,
 column), then one division by the count, which with ``count_include_pad`` is the window clipped to the padded
@@ -38,7 +44,8 @@ import torch.nn.functional as F
 from .. import cuda_jit
 from ..kernel_specs import CudaSource
 
-__all__ = ["PLANE_MAX", "THREADS", "avg_pool", "max_pool", "pool_cuda", "pool_out_size", "pool_source"]
+__all__ = ["PLANE_MAX", "ROWS_FLOAT4", "THREADS", "avg_pool", "max_pool", "pool_cuda", "pool_out_size", "pool_source",
+           "rows_per_block"]
 
 #: threads per block
 THREADS = 256
@@ -169,8 +176,58 @@ extern "C" __global__ void __launch_bounds__(256) max_pool3d_planes(const float*
 }
 """
 
+_ROWS_TEMPLATE = r"""
+/* 2-D average pooling without padding or dilation: one block per (plane, RB output rows). The block sums the
+   KH input rows of each of its output rows column by column (16-byte streaming loads, all issued before use)
+   into shared memory, then each output sums KW neighbouring column sums and divides once. */
+extern "C" __global__ void __launch_bounds__(256) avg_pool2d_rows(const float* __restrict__ x,
+                                                                  float* __restrict__ y) {
+    __shared__ __align__(16) float cs[RB * IW];
+    constexpr int NRB = (OH + RB - 1) / RB;
+    constexpr int W4 = IW / 4;
+    constexpr int PER = (RB * W4 + 255) / 256;
+    const int oh0 = (blockIdx.x % NRB) * RB;
+    const long long plane = blockIdx.x / NRB;
+    const float4* xp = reinterpret_cast<const float4*>(x + plane * ((long long)IH * IW));
+    float4 v[PER][KH];
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        const int item = j * 256 + threadIdx.x;
+        if (item < RB * W4 && oh0 + item / W4 < OH) {
+            const int r = item / W4, f = item % W4;
+#pragma unroll
+            for (int kh = 0; kh < KH; ++kh) v[j][kh] = __ldcs(xp + ((oh0 + r) * SH + kh) * W4 + f);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        const int item = j * 256 + threadIdx.x;
+        if (item < RB * W4 && oh0 + item / W4 < OH) {
+            float4 s = v[j][0];
+#pragma unroll
+            for (int kh = 1; kh < KH; ++kh) {
+                s.x += v[j][kh].x; s.y += v[j][kh].y; s.z += v[j][kh].z; s.w += v[j][kh].w;
+            }
+            reinterpret_cast<float4*>(cs)[item] = s;
+        }
+    }
+    __syncthreads();
+    const int rows = min(RB, OH - oh0);
+    float* yp = y + plane * (OH * OW) + (long long)oh0 * OW;
+    for (int o = threadIdx.x; o < rows * OW; o += 256) {
+        const float* c = cs + (o / OW) * IW + (o % OW) * SW;
+        float s = c[0];
+#pragma unroll
+        for (int kw = 1; kw < KW; ++kw) s += c[kw];
+        yp[o] = s / (float)(DIVISOR > 0 ? DIVISOR : KH * KW);
+    }
+}
+"""
+
 #: largest (H, W) slice the plane kernel stages in shared memory (floats)
 PLANE_MAX = 12 * 1024
+#: float4s of input rows the rows kernel's block stages (2 per thread): RB = ROWS_FLOAT4 * 4 // IW output rows
+ROWS_FLOAT4 = 512
 
 
 def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
@@ -191,6 +248,23 @@ def _tuple(v, nd: int, name: str) -> tuple[int, ...]:
     return t
 
 
+def rows_per_block(out_h: int, in_w: int) -> int:
+    """Output rows one block of the rows kernel computes: as many as ROWS_FLOAT4 float4s of input row hold."""
+    return max(1, min(out_h, ROWS_FLOAT4 * 4 // in_w))
+
+
+def _rows_fit(is_max: bool, spatial: tuple[int, ...], kernel: tuple[int, ...], padding: tuple[int, ...],
+              dilation: tuple[int, ...], ceil: bool, stride: tuple[int, ...]) -> bool:
+    """Whether the rows kernel takes this pool: 2-D average pooling without padding or dilation, floor output
+    sizes, W % 4 == 0 and a row of at most ROWS_FLOAT4 * 4 values."""
+    if is_max or spatial[0] != 1 or kernel[0] != 1 or any(padding) or any(d != 1 for d in dilation):
+        return False
+    dims = list(zip(spatial[1:], kernel[1:], stride[1:], strict=True))
+    floor_out = [pool_out_size(i, k, s, 0, 1, False) for i, k, s in dims]
+    ceil_out = [pool_out_size(i, k, s, 0, 1, ceil) for i, k, s in dims]
+    return floor_out == ceil_out and spatial[2] % 4 == 0 and spatial[2] <= ROWS_FLOAT4 * 4
+
+
 def _plane_fits(is_max: bool, spatial: tuple[int, ...]) -> bool:
     """Whether the plane kernel takes this pool: max pooling, an (H, W) slice of at most PLANE_MAX values, W % 4 == 0."""
     return is_max and spatial[1] * spatial[2] <= PLANE_MAX and spatial[2] % 4 == 0
@@ -200,10 +274,11 @@ def _plane_fits(is_max: bool, spatial: tuple[int, ...]) -> bool:
 def pool_source(is_max: bool, spatial: tuple[int, int, int], kernel: tuple[int, int, int],
                 stride: tuple[int, int, int], padding: tuple[int, int, int], dilation: tuple[int, int, int],
                 ceil: bool, include_pad: bool = True, divisor: int = 0,
-                planes: bool = False) -> tuple[CudaSource, tuple[int, int, int]]:
+                planes: bool = False, rows: bool = False) -> tuple[CudaSource, tuple[int, int, int]]:
     """The CUDA source for one shape (sizes, window, ``divisor`` > 0 for ``divisor_override``) and its output
     size (OD, OH, OW); a 2-D pool is a 3-D one with depth 1 and a window of depth 1. ``planes``: the source of
-    the plane kernel (max pooling only) instead of the direct one."""
+    the plane kernel (max pooling only) instead of the direct one; ``rows``: the rows kernel's (2-D average
+    pooling without padding or dilation)."""
     out = tuple(pool_out_size(i, k, s, p, d, ceil)
                 for i, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True))
     if min(out) <= 0:
@@ -217,6 +292,14 @@ def pool_source(is_max: bool, spatial: tuple[int, int, int], kernel: tuple[int, 
                   INCLUDE_PAD=int(include_pad), DIVISOR=int(divisor))
     head = "".join(f"#define {k} {v}\n" for k, v in consts.items())
     name = "pool_direct_" + "_".join(str(v) for v in consts.values())
+    if rows:
+        if not _rows_fit(is_max, spatial, kernel, padding, dilation, ceil, stride):
+            raise ValueError(f"the rows kernel takes 2-D average pooling without padding or dilation, floor output "
+                             f"sizes and W % 4 == 0 (W <= {ROWS_FLOAT4 * 4}); got input {spatial}, kernel {kernel}, "
+                             f"padding {padding}, dilation {dilation} ({'max' if is_max else 'avg'})")
+        rb = rows_per_block(out[1], spatial[2])
+        return CudaSource("pool_rows" + name[len("pool_direct"):], head + f"#define RB {rb}\n" + _ROWS_TEMPLATE,
+                          ("avg_pool2d_rows",)), out  # type: ignore[return-value]
     if planes:
         if not _plane_fits(is_max, spatial):
             raise ValueError(f"the plane kernel takes max pooling of (H, W) slices of at most {PLANE_MAX} values with "
@@ -230,11 +313,13 @@ def pool_cuda(x: torch.Tensor, is_max: bool, kernel, stride=None, padding=0, dil
               include_pad: bool = True, divisor: int | None = None, method: str = "direct") -> torch.Tensor:
     """The CUDA kernel, unconditionally, with ``torch.nn.functional.{max,avg}_pool{2,3}d``'s arguments (``stride``
     None: the kernel size; ``dilation`` only for max). x: (N, C, [D,] H, W) float32 CUDA. ``method``:
-    ``"direct"`` (one thread per output) or ``"planes"`` (max pooling: one block per (plane, output depth), the
+    ``"direct"`` (one thread per output), ``"planes"`` (max pooling: one block per (plane, output depth), the
     depth taps folded in shared memory first; for (H, W) slices of at most :data:`PLANE_MAX` values with
-    W % 4 == 0, else the direct kernel)."""
-    if method not in ("direct", "planes"):
-        raise ValueError(f"method must be 'direct' or 'planes', got {method!r}")
+    W % 4 == 0, else the direct kernel) or ``"rows"`` (2-D average pooling without padding or dilation: one block
+    per (plane, RB output rows), the window's rows summed column by column in shared memory first; else the direct
+    kernel)."""
+    if method not in ("direct", "planes", "rows"):
+        raise ValueError(f"method must be 'direct', 'planes' or 'rows', got {method!r}")
     nd = x.dim() - 2
     if nd not in (2, 3) or x.dtype != torch.float32 or not x.is_cuda:
         raise ValueError(f"pool_cuda takes float32 CUDA (N, C, H, W) or (N, C, D, H, W), got {x.dtype} "
@@ -246,14 +331,19 @@ def pool_cuda(x: torch.Tensor, is_max: bool, kernel, stride=None, padding=0, dil
     fill = (1,) * (3 - nd)
     x = x.contiguous()
     sp = fill + tuple(x.shape[2:])
-    planes = method == "planes" and _plane_fits(is_max, sp) and x.data_ptr() % 16 == 0  # else the direct kernel
-    src, out = pool_source(is_max, sp, fill + k, fill + s, (0,) * (3 - nd) + p, fill + d, bool(ceil),
-                           bool(include_pad), int(divisor or 0), planes)
+    k3, s3, p3, d3 = fill + k, fill + s, (0,) * (3 - nd) + p, fill + d
+    aligned = x.data_ptr() % 16 == 0
+    planes = method == "planes" and _plane_fits(is_max, sp) and aligned  # else the direct kernel
+    rows = method == "rows" and _rows_fit(is_max, sp, k3, p3, d3, bool(ceil), s3) and aligned
+    src, out = pool_source(is_max, sp, k3, s3, p3, d3, bool(ceil), bool(include_pad), int(divisor or 0), planes, rows)
     y = torch.empty(tuple(x.shape[:2]) + out[3 - nd:], device=x.device, dtype=torch.float32)
     total = y.numel()
     if not total:
         return y
-    if planes:
+    if rows:
+        nrb = -(-out[1] // rows_per_block(out[1], sp[2]))
+        cuda_jit.run(src, "avg_pool2d_rows", (x.shape[0] * x.shape[1] * nrb,), (THREADS,), "pp", (x, y), x.device)
+    elif planes:
         cuda_jit.run(src, "max_pool3d_planes", (x.shape[0] * x.shape[1] * out[0],), (THREADS,), "pp", (x, y),
                      x.device)
     else:
@@ -276,10 +366,10 @@ def max_pool(x: torch.Tensor, kernel, stride=None, padding=0, dilation=1, ceil: 
 
 
 def avg_pool(x: torch.Tensor, kernel, stride=None, padding=0, ceil: bool = False, count_include_pad: bool = True,
-             divisor_override: int | None = None) -> torch.Tensor:
-    """``torch.nn.functional.avg_pool{2,3}d``: the CUDA kernel for float32 CUDA inputs (CuPy installed),
-    PyTorch elsewhere."""
+             divisor_override: int | None = None, method: str = "direct") -> torch.Tensor:
+    """``torch.nn.functional.avg_pool{2,3}d``: the CUDA kernel ``method`` (``"direct"`` or ``"rows"``, see
+    :func:`pool_cuda`) for float32 CUDA inputs (CuPy installed), PyTorch elsewhere."""
     if _usable(x):
-        return pool_cuda(x, False, kernel, stride, padding, 1, ceil, count_include_pad, divisor_override)
+        return pool_cuda(x, False, kernel, stride, padding, 1, ceil, count_include_pad, divisor_override, method)
     fn = F.avg_pool2d if x.dim() == 4 else F.avg_pool3d
     return fn(x, kernel, stride, padding, ceil, count_include_pad, divisor_override)

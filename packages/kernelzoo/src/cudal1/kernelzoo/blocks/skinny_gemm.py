@@ -19,9 +19,12 @@ probe, not the harness): the smallest tile tried won, 64 x 64 with 4 warps, 1.16
 K = 16; 128 x 128 with 8 warps capped at 128 registers 1.11x on both, persistent grids 0.98-1.09x
 (benchmarks/results/2026-11-26-kernelbench-v0-release-h100/call13-probe-skinny-gemm.txt).
 
-Through the harness (eager baseline) neither verified above 1.0x: 7 measured 1.08x (CI [0.94, 1.21]) and 1.01x
-(CI [0.80, 1.13]), its solution was removed; 9 was rejected ``reference_drift`` (2026-11-27) and stays in
-``kernelbench_v0/pending/`` (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
+Through the harness (eager baseline) neither verified above 1.0x: 7 measured 1.08x (CI [0.94, 1.21]) and 1.01x (CI
+[0.80, 1.13]); 9 was rejected ``reference_drift`` (2026-11-27; benchmarks/results/
+2026-11-27-kernelbench-v0-level1-h100.md). Both were timed with ``cudaMalloc`` inside the paired calls (see
+``cudal1.harness.allocator``). Both tasks now ship :mod:`.skinny_gemm_cuda` (CUDA C, 1.23x and 1.24x;
+benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md); this kernel stays the fallback for shapes that one
+does not take.
 
 A split-K GEMV for ``4_Matrix_vector_multiplication_`` (256 x 131072) was tried and removed: it lost at every
 config (best 0.783x of eager; its kernel alone took 0.094 ms of CUDA-event time against cuBLAS's 0.073 ms; same

@@ -16,19 +16,29 @@ against eager's vectorised elementwise kernel at 0.20); both were removed.
 
 Inputs: float32 CUDA tensors, contiguous, 16-byte aligned, with a multiple of 4 elements (else, and on CPU or
 without CuPy, the PyTorch expression runs).
-"""
+
+:func:`batch_norm_eval` (``33_BatchNorm``): eval-mode batch normalisation with the running statistics, ``(x -
+mean[c]) * (weight[c] / sqrt(var[c] + eps)) + bias[c]`` in one pass, one block per 256 * UNROLL float4s of one (n,
+c) plane, loads issued before the block reads its channel's four parameters (L2 hits after the first block of the
+channel). Nothing is cached between calls: the parameters and buffers are read at each call. Eager runs cuDNN's
+inference kernel, 0.28 ms through the harness on an H100 for 268 MB in and out (1.9 TB/s), where eager's own
+scale-by-scalar kernel moves the same bytes in 0.20 ms. Measured: 1.16x through the harness (0.232 ms against 0.271;
+a probe: 0.215-0.218 ms for 2, 4 or 8 float4s a thread;
+benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md). Planes whose size is not a multiple of 1024 *
+UNROLL values, other dtypes and CPU tensors take ``torch.nn.functional.batch_norm``."""
 
 from __future__ import annotations
 
 import functools
 
 import torch
+import torch.nn.functional as F
 
 from .. import cuda_jit
 from ..fast_launch import ReductionScratch
 from ..kernel_specs import CudaSource
 
-__all__ = ["NORM_BLOCKS", "UNROLL", "frobenius_normalize", "norm_source"]
+__all__ = ["NORM_BLOCKS", "UNROLL", "batch_norm_eval", "bn_source", "frobenius_normalize", "norm_source"]
 
 #: float4s each thread moves per step
 UNROLL = 4
@@ -151,4 +161,62 @@ def frobenius_normalize(x: torch.Tensor, unroll: int = UNROLL, blocks: int = NOR
     src = norm_source(unroll)
     cuda_jit.run(src, "sumsq_norm", (blocks,), (256,), "plppp", (x, n4, part, counter, norm), x.device)
     cuda_jit.run(src, "div_by_norm", (-(-n4 // (256 * unroll)),), (256,), "pppl", (x, y, norm, n4), x.device)
+    return y
+
+
+_BN = r"""
+extern "C" __global__ void __launch_bounds__(256) bn_eval(const float4* __restrict__ x, float4* __restrict__ y,
+                                                          const float* __restrict__ mean,
+                                                          const float* __restrict__ var,
+                                                          const float* __restrict__ weight,
+                                                          const float* __restrict__ bias, float eps, int channels,
+                                                          int blocks_per_plane) {
+    /* one block: 256 * U float4s of one (n, c) plane (the plane holds blocks_per_plane such runs) */
+    const long long base = (long long)blockIdx.x * (256 * U) + threadIdx.x;
+    float4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = __ldcs(x + base + u * 256);
+    const int c = (int)((blockIdx.x / blocks_per_plane) % channels);
+    const float scale = weight[c] / sqrtf(var[c] + eps);
+    const float m = mean[c], shift = bias[c];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        float4 r;
+        r.x = fmaf(v[u].x - m, scale, shift);
+        r.y = fmaf(v[u].y - m, scale, shift);
+        r.z = fmaf(v[u].z - m, scale, shift);
+        r.w = fmaf(v[u].w - m, scale, shift);
+        __stcs(y + base + u * 256, r);
+    }
+}
+"""
+
+
+@functools.lru_cache(maxsize=8)
+def bn_source(unroll: int) -> CudaSource:
+    """Eval-mode batch-norm source, ``unroll`` float4s per thread."""
+    return CudaSource(f"bn_eval_{unroll}", f"#define U {unroll}\n" + _BN, ("bn_eval",))
+
+
+def batch_norm_eval(x: torch.Tensor, running_mean: torch.Tensor, running_var: torch.Tensor, weight: torch.Tensor,
+                    bias: torch.Tensor, eps: float, unroll: int = UNROLL) -> torch.Tensor:
+    """``F.batch_norm(x, running_mean, running_var, weight, bias, training=False, eps=eps)``.
+
+    x: (N, C, *spatial) float32; the four (C,) float32 tensors on x's device. The CUDA kernel when x is
+    streamable (see the module docstring) with a plane size that is a multiple of 1024 * ``unroll`` and every
+    parameter contiguous float32 on x's device; PyTorch elsewhere."""
+    params = (running_mean, running_var, weight, bias)
+    if x.dim() < 2 or any(p is None for p in params):
+        return F.batch_norm(x, running_mean, running_var, weight, bias, False, 0.0, eps)
+    n, c = x.shape[0], x.shape[1]
+    plane = x.numel() // max(n * c, 1)
+    run = 1024 * unroll
+    if not (_streamable(x) and x.numel() and plane % run == 0 and n * c * (plane // run) < 2**31
+            and all(p.dtype == torch.float32 and p.device == x.device and p.is_contiguous() and p.numel() == c
+                    for p in params)):
+        return F.batch_norm(x, running_mean, running_var, weight, bias, False, 0.0, eps)
+    y = torch.empty_like(x)
+    per_plane = plane // run
+    cuda_jit.run(bn_source(unroll), "bn_eval", (n * c * per_plane,), (256,), "ppppppfii",
+                 (x, y, running_mean, running_var, weight, bias, float(eps), c, per_plane), x.device)
     return y

@@ -1,18 +1,19 @@
 """KernelBench level 1, 45_Average_Pooling_2D (x: (16, 64, 256, 256) fp32, ``nn.AvgPool2d(3)``: stride 3, no
 padding -> (16, 64, 85, 85)).
 
-:func:`cudal1.kernelzoo.blocks.pool_cuda.avg_pool`: a direct CUDA C kernel, one thread per output (last dimension
-fastest: a warp's three column taps cover three whole cache lines), the 9 taps unrolled with every size compiled
-in, summed in PyTorch's order and divided once by PyTorch's count. Reads the input once (268 MB), writes 30 MB.
-Launched through the driver (``cuda_jit.DirectKernel``).
+:func:`cudal1.kernelzoo.blocks.pool_cuda.avg_pool` with ``method="rows"``: one CUDA C block per (plane, 8 output
+rows) reads the 24 input rows it needs with 16-byte streaming loads (all issued before use), sums each output
+row's three input rows column by column into shared memory, then each output adds three neighbouring column sums
+and divides once by 9. Reads 255 of the 256 input rows once (267 MB), writes 30 MB. Summation order: rows first,
+then columns (PyTorch sums row by row); fp32.
 
-Eager's avg_pool2d: 0.154 ms through the harness on an H100 (1.9 TB/s). The zoo's Triton pooling kernel lost
-here (0.68x, 0.18x). Expected: about 0.11 ms, 1.3-1.5x.
+Eager's avg_pool2d: 0.151-0.154 ms through the harness on an H100 (1.9 TB/s); ~0.1 ms at the copy rate.
 
-Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.03x, 95% CI [1.02, 1.06] (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
-Re-measured with the lane's workers pinned to their cores (the harness's default since the tenth pass, 2026-11-27):
-0.98x, 95% CI [0.93, 1.03] (ours 0.161 ms against eager's 0.151; benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md).
-At parity with eager, not reliably above it: moved here from the released set, and the task counts as unsolved.
+History: the direct kernel (one thread per output, nine 4-byte loads) measured 1.03x, CI [1.02, 1.06], then with
+the lane's workers pinned 0.98x, CI [0.93, 1.03] (2026-11-27), and was moved here; the zoo's Triton pooling
+kernels lost (0.68x, 0.18x). The rows kernel (2026-11-27, sandboxed harness, eager baseline): 1.03x, 95% CI [0.98,
+1.05], timing_unstable (0.150 ms against 0.151); a probe timed it level with the direct kernel (0.143 ms each,
+eager 0.150; benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md). Still at parity: stays here.
 """
 
 import torch
@@ -28,4 +29,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         p = self.avg_pool
-        return avg_pool(x, p.kernel_size, p.stride, p.padding, p.ceil_mode, p.count_include_pad, p.divisor_override)
+        return avg_pool(x, p.kernel_size, p.stride, p.padding, p.ceil_mode, p.count_include_pad, p.divisor_override,
+                        method="rows")

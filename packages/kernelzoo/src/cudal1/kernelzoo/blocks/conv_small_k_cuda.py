@@ -1,0 +1,217 @@
+"""Convolution with a small reduction (input channels x kernel taps <= :data:`MAX_K`, e.g. 3 channels and a 3 x 3
+or 3 x 5 kernel) as an implicit GEMM in CUDA C, built like the small-K GEMM of :mod:`.skinny_gemm_cuda`: fp32 FMA
+(no TF32), launched through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``). For KernelBench level 1's
+``59_conv_standard_3D`` (a (3, 3, 1) kernel: a 2-D convolution of every depth slice).
+
+Measured through the harness on an H100 (2026-11-27, eager baseline;
+benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md): 59 1.37x (2.104 ms against cuDNN's 2.847). On the
+2-D tasks with 3 input channels it lost or tied, and their solutions keep :mod:`.conv_rows_cuda`: 55 1.00x, 56
+0.85x, 62 0.91x, 63 1.00x, 80 0.84x (a probe had conv_rows_cuda 1.15-1.26x and this kernel 0.90-1.19x on 55, 63,
+80). Not profiled: each block stages its operands, then computes, then stores, with no overlap inside the block
+(64-66 registers, 21-37 KB of shared memory).
+
+Why: with K = 27 or 45 products per output these convolutions cost their output writes (131-264 MB at the 2-D
+task sizes, 2.64 GB for 59) and a few hundred MFMA; cuDNN's fp32 kernels (TF32 off) write at about 1 TB/s, and
+so did :mod:`.conv_rows_cuda` (1.03-1.08x over eager, 0.74x on 59). A block here computes 64 output channels x 128
+consecutive output positions of one sample (positions flattened over the output plane, so no lane idles at row
+ends): it stages the weights (K x 64, transposed) and the implicit-GEMM operand (K x 128: for each (channel, tap)
+the input value each position reads, zero in the padding) in shared memory, then each of its 256 threads
+accumulates 4 channels x 8 positions (float4 shared-memory reads, as the GEMM) in (channel, kernel row, kernel
+column) order and writes them with float4 streaming stores: a warp writes two 256-byte runs of each of its
+channels' rows.
+
+A 3-D convolution whose kernel is 1 along the last dimension, with stride 1, no padding there and stride 1 along
+the dimension before it, is the 2-D convolution of the (N, C, A, B * D) view with the column taps D apart (their
+dilation times D, their padding times D); the output (N, O, OA, OB * D) is the 3-D output's memory.
+
+x: (N, C, H, W) or (N, C, A, B, D) float32 CUDA; weight (O, C, *kernel) with O a multiple of 64; optional bias (O,);
+one group. The kernel runs when K = C x taps <= :data:`MAX_K`, the output plane has a multiple of 4 values, and
+every index fits in 32 bits; elsewhere (CPU, other dtypes, other shapes, no CuPy) :func:`conv` runs
+``torch.nn.functional``. Shapes are compiled in (one NVRTC build per shape).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import torch.nn.functional as F
+
+from .. import cuda_jit
+from ..kernel_specs import CudaSource
+
+__all__ = ["MAX_K", "OUT_TILE", "THREADS", "conv", "conv2d_cuda", "conv_source", "last_dim_pointwise_2d"]
+
+MAX_K = 56  #: largest reduction (channels x taps, rounded up to 4): both staged operands fit 48 KB of shared memory
+OUT_TILE = 64  #: output channels per block (the weight's output channels must be a multiple)
+THREADS = 256
+
+_SOURCE = r"""
+/* y (N, O, OH, OW) = conv2d(x (N, C, H, W), w (O, C, KH, KW)) + bias; every size compile-time; stride SH, SW,
+   padding PH, PW, dilation DH, DW. One block: 64 output channels (blockIdx.y) x 128 flattened positions of one
+   sample (blockIdx.x = sample * TILES + tile). Needs (OH * OW) % 4 == 0. */
+#define BN 128
+#define K (C * KH * KW)
+#define KP ((K + 3) / 4 * 4)
+extern "C" __global__ void __launch_bounds__(256) conv_small_k(const float* __restrict__ x,
+                                                               const float* __restrict__ w,
+                                                               const float* __restrict__ bias,
+                                                               float* __restrict__ y) {
+    __shared__ __align__(16) float ws[KP][64];
+    __shared__ __align__(16) float xs[KP][BN];
+    constexpr int OHW = OH * OW;
+    constexpr int TILES = (OHW + BN - 1) / BN;
+    const int tid = threadIdx.x;
+    const int n = blockIdx.x / TILES;
+    const int p0 = (blockIdx.x % TILES) * BN;
+    const int o0 = blockIdx.y * 64;
+#pragma unroll
+    for (int f = tid; f < KP * 64; f += 256) {
+        const int k = f / 64, o = f % 64;  /* consecutive threads: consecutive banks */
+        ws[k][o] = k < K ? __ldg(w + (o0 + o) * K + k) : 0.0f;
+    }
+    const float* xn = x + (long long)n * (C * H * W);
+#pragma unroll
+    for (int f = tid; f < KP * BN; f += 256) {
+        const int k = f / BN, p = f % BN;
+        const int pos = p0 + p;
+        float v = 0.0f;
+        if (k < K && pos < OHW) {
+            const int c = k / (KH * KW), kh = (k % (KH * KW)) / KW, kw = k % KW;
+            const int ih = (pos / OW) * SH - PH + kh * DH, iw = (pos % OW) * SW - PW + kw * DW;
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = __ldg(xn + (c * H + ih) * W + iw);
+        }
+        xs[k][p] = v;
+    }
+    __syncthreads();
+    const int tx = tid & 15, ty = tid >> 4;
+    float acc[4][8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+#pragma unroll
+    for (int k = 0; k < KP; ++k) {
+        const float4 a = reinterpret_cast<const float4*>(&ws[k][0])[ty];
+        const float4 b0 = reinterpret_cast<const float4*>(&xs[k][0])[tx];
+        const float4 b1 = reinterpret_cast<const float4*>(&xs[k][64])[tx];
+        const float ar[4] = {a.x, a.y, a.z, a.w};
+        const float br[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
+    }
+    float* yn = y + ((long long)n * O + o0) * OHW + p0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int o = ty * 4 + i;
+        const float b = HAS_BIAS ? __ldg(bias + o0 + o) : 0.0f;
+        float* row = yn + (long long)o * OHW;
+        if (p0 + tx * 4 < OHW)
+            __stcs(reinterpret_cast<float4*>(row) + tx,
+                   make_float4(acc[i][0] + b, acc[i][1] + b, acc[i][2] + b, acc[i][3] + b));
+        if (p0 + 64 + tx * 4 < OHW)
+            __stcs(reinterpret_cast<float4*>(row + 64) + tx,
+                   make_float4(acc[i][4] + b, acc[i][5] + b, acc[i][6] + b, acc[i][7] + b));
+    }
+}
+"""
+
+
+def _out(size: int, k: int, s: int, p: int, d: int) -> int:
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+@functools.lru_cache(maxsize=64)
+def conv_source(c: int, h: int, w: int, o: int, kernel: tuple[int, int], stride: tuple[int, int],
+                padding: tuple[int, int], dilation: tuple[int, int], has_bias: bool) -> tuple[CudaSource, int, int]:
+    """The kernel's source for one 2-D shape, with the output size (OH, OW). Raises ValueError for shapes it does
+    not take (see the module docstring)."""
+    kh, kw = kernel
+    oh, ow = (_out(h, kh, stride[0], padding[0], dilation[0]), _out(w, kw, stride[1], padding[1], dilation[1]))
+    kp = -(-c * kh * kw // 4) * 4
+    problems = []
+    if kp > MAX_K:
+        problems.append(f"K = {c} x {kh} x {kw} rounds to {kp} > {MAX_K}")
+    if o % OUT_TILE:
+        problems.append(f"{o} output channels, not a multiple of {OUT_TILE}")
+    if oh <= 0 or ow <= 0 or (oh * ow) % 4:
+        problems.append(f"output plane {oh} x {ow}: empty or not a multiple of 4 values")
+    if c * h * w >= 2**31 or o * c * kh * kw >= 2**31:
+        problems.append("a sample's input or the weight has 2**31 values or more")
+    if problems:
+        raise ValueError("conv_small_k does not take this shape: " + "; ".join(problems))
+    consts = dict(C=c, H=h, W=w, O=o, KH=kh, KW=kw, SH=stride[0], SW=stride[1], PH=padding[0], PW=padding[1],
+                  DH=dilation[0], DW=dilation[1], OH=oh, OW=ow, HAS_BIAS=int(has_bias))
+    head = "".join(f"#define {k} {v}\n" for k, v in consts.items())
+    name = "conv_small_k_" + "_".join(str(v) for v in consts.values())
+    return CudaSource(name, head + _SOURCE, ("conv_small_k",)), oh, ow
+
+
+def conv2d_cuda(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride=(1, 1), padding=(0, 0),
+                dilation=(1, 1)) -> torch.Tensor:
+    """The kernel, unconditionally: x (N, C, H, W) and weight (O, C, KH, KW) float32 CUDA (made contiguous), bias
+    (O,) or None -> (N, O, OH, OW) float32. Raises ValueError for shapes it does not take."""
+    if x.dim() != 4 or weight.dim() != 4 or x.dtype != torch.float32 or weight.dtype != torch.float32 \
+            or not x.is_cuda or weight.device != x.device or weight.shape[1] != x.shape[1]:
+        raise ValueError(f"conv2d_cuda takes float32 CUDA x (N, C, H, W) and weight (O, C, KH, KW) on its device, "
+                         f"got {x.dtype} {tuple(x.shape)} on {x.device} and {weight.dtype} {tuple(weight.shape)}")
+    n, c, h, w = x.shape
+    o = weight.shape[0]
+    src, oh, ow = conv_source(c, h, w, o, tuple(weight.shape[2:]), tuple(stride), tuple(padding), tuple(dilation),
+                              bias is not None)
+    tiles = -(-oh * ow // 128)
+    if n * tiles >= 2**31:
+        raise ValueError(f"conv_small_k: {n} samples x {tiles} tiles exceed the grid")
+    x, weight = x.contiguous(), weight.contiguous()
+    b = weight if bias is None else bias.contiguous()
+    y = torch.empty((n, o, oh, ow), device=x.device, dtype=torch.float32)
+    if n:
+        cuda_jit.run(src, "conv_small_k", (n * tiles, o // OUT_TILE), (THREADS,), "pppp", (x, weight, b, y),
+                     x.device)
+    return y
+
+
+def last_dim_pointwise_2d(x: torch.Tensor, weight: torch.Tensor, stride, padding, dilation):
+    """The 2-D view of a 3-D convolution whose kernel is 1 along the last dimension (see the module docstring):
+    (x2d (N, C, A, B * D), weight2d (O, C, kA, kB), stride2d, padding2d, dilation2d), or None when the
+    convolution is not of that kind."""
+    if x.dim() != 5 or weight.dim() != 5 or weight.shape[4] != 1:
+        return None
+    (sa, sb, sd), (pa, pb, pd), (da, db, _) = stride, padding, dilation
+    if sb != 1 or sd != 1 or pd != 0:
+        return None
+    n, c, a, bdim, d = x.shape
+    return (x.reshape(n, c, a, bdim * d), weight[..., 0], (sa, 1), (pa, pb * d), (da, db * d))
+
+
+def _triple(v, nd: int) -> tuple[int, ...]:
+    return tuple(int(e) for e in v) if isinstance(v, (tuple, list)) else (int(v),) * nd
+
+
+def conv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, stride=1, padding=0, dilation=1,
+         groups: int = 1) -> torch.Tensor:
+    """``torch.nn.functional.conv2d`` / ``conv3d`` (numeric padding): the CUDA kernel where it fits (see the module
+    docstring; CuPy installed), PyTorch elsewhere."""
+    nd = x.dim() - 2
+    fn = F.conv2d if nd == 2 else F.conv3d
+    if nd not in (2, 3) or isinstance(padding, str) or groups != 1 or not (x.is_cuda and cuda_jit.cupy_available()) \
+            or x.dtype != torch.float32 or weight.dtype != torch.float32:
+        return fn(x, weight, bias, stride, padding, dilation, groups)
+    s, p, d = _triple(stride, nd), _triple(padding, nd), _triple(dilation, nd)
+    if nd == 3:
+        view = last_dim_pointwise_2d(x.contiguous(), weight, s, p, d)
+        if view is None:
+            return fn(x, weight, bias, stride, padding, dilation, groups)
+        x2, w2, s, p, d = view
+    else:
+        x2, w2 = x, weight
+    try:
+        y = conv2d_cuda(x2, w2, bias, s, p, d)
+    except ValueError:  # a shape the kernel does not take
+        return fn(x, weight, bias, stride, padding, dilation, groups)
+    if nd == 3:
+        o, oa = y.shape[1], y.shape[2]
+        y = y.view(x.shape[0], o, oa, -1, x.shape[4])
+    return y
