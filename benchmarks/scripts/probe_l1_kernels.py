@@ -17,11 +17,10 @@ a warm cache, as in the harness's batches. The probe, not the harness: only the 
 from __future__ import annotations
 
 import argparse
-import json
 
 import torch
 import torch.nn as nn
-from probe_streaming_pool import log, run_task
+from probe_streaming_pool import log, report, run_task
 
 from cudal1.harness.timing import Timer
 from cudal1.kernelzoo.blocks import (
@@ -93,21 +92,8 @@ def main() -> None:
                              opts.rounds)
         torch.cuda.empty_cache()
 
-    print()
-    print(f"{'task':<38} {'variant':<32} {'host ms':>8} {'event ms':>9} {'x eager':>8}  check")
-    for r in rows:
-        if "error" in r:
-            print(f"{r['task']:<38} {r['variant']:<32} failed: {r['error'][:80]}")
-            continue
-        print(f"{r['task']:<38} {r['variant']:<32} {r['host_ms_median']:8.4f} {r['event_ms_median']:9.4f} "
-              f"{r['speedup_vs_eager']:8.3f}  {'ok' if r['harness_ok'] else 'FAILED ' + r['reason'][:40]}"
-              f"{' exact' if r['exact'] else ''}")
-    if opts.out:
-        with open(opts.out, "w", encoding="utf-8") as f:
-            json.dump({"device": torch.cuda.get_device_name(dev), "torch": torch.__version__,
-                       "rounds": opts.rounds, "rows": rows}, f, indent=1)
+    report(rows, opts.out, torch.cuda.get_device_name(dev), opts.rounds, widths=(38, 32))
     log("done")
-
 
 if __name__ == "__main__":
     main()

@@ -96,6 +96,23 @@ def run_task(task: str, variants: dict[str, Callable[[], torch.Tensor]], timer: 
     return list(rows.values())
 
 
+def report(rows: list[dict], out: str | None, device: str, rounds: int, widths: tuple[int, int] = (32, 18)) -> None:
+    """Print the rows of :func:`run_task` as a table and, with ``out``, write them as JSON."""
+    tw, vw = widths
+    print()
+    print(f"{'task':<{tw}} {'variant':<{vw}} {'host ms':>8} {'event ms':>9} {'x eager':>8}  check")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['task']:<{tw}} {r['variant']:<{vw}} failed: {r['error'][:80]}")
+            continue
+        print(f"{r['task']:<{tw}} {r['variant']:<{vw}} {r['host_ms_median']:8.4f} {r['event_ms_median']:9.4f} "
+              f"{r['speedup_vs_eager']:8.3f}  {'ok' if r['harness_ok'] else 'FAILED ' + r['reason'][:40]}"
+              f"{' exact' if r['exact'] else ''}")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump({"device": device, "torch": torch.__version__, "rounds": rounds, "rows": rows}, f, indent=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=40)
@@ -147,21 +164,8 @@ def main() -> None:
                 norm_variants[f"direct u{u} b{b}"] = (lambda u=u, b=b: streaming_cuda.frobenius_normalize(x, u, b))
     rows += run_task("37_FrobeniusNorm_", norm_variants, timer, opts.rounds)
 
-    print()
-    print(f"{'task':<32} {'variant':<18} {'host ms':>8} {'event ms':>9} {'x eager':>8}  check")
-    for r in rows:
-        if "error" in r:
-            print(f"{r['task']:<32} {r['variant']:<18} failed: {r['error'][:80]}")
-            continue
-        print(f"{r['task']:<32} {r['variant']:<18} {r['host_ms_median']:8.4f} {r['event_ms_median']:9.4f} "
-              f"{r['speedup_vs_eager']:8.3f}  {'ok' if r['harness_ok'] else 'FAILED ' + r['reason'][:40]}"
-              f"{' exact' if r['exact'] else ''}")
-    if opts.out:
-        with open(opts.out, "w", encoding="utf-8") as f:
-            json.dump({"device": torch.cuda.get_device_name(dev), "torch": torch.__version__,
-                       "rounds": opts.rounds, "rows": rows}, f, indent=1)
+    report(rows, opts.out, torch.cuda.get_device_name(dev), opts.rounds, widths=(32, 18))
     log("done")
-
 
 if __name__ == "__main__":
     main()

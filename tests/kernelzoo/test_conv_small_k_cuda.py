@@ -6,9 +6,6 @@ stride, bias, the 3-D view, and the fallback for shapes the kernel does not take
 
 from __future__ import annotations
 
-import re
-import subprocess
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -16,7 +13,7 @@ import torch.nn.functional as F
 from cudal1.harness.models import exact_fp32
 from cudal1.kernelzoo.blocks.conv_small_k_cuda import conv, conv2d_cuda, conv_source, last_dim_pointwise_2d
 
-from .test_cuda_sources import find_nvcc
+from .test_cuda_sources import assert_compiles_without_spills, find_nvcc
 
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
@@ -31,14 +28,7 @@ def test_sources_compile_for_every_family_without_spills(tmp_path, arch):
     if nvcc is None:
         pytest.skip("nvcc not found (nvidia-cuda-nvcc wheel or PATH)")
     for case in SOURCES:
-        src = conv_source(*case)[0]
-        cu = tmp_path / "k.cu"
-        cu.write_text(src.code)
-        r = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "k.cubin"),
-                            str(cu)], capture_output=True, text=True)
-        assert r.returncode == 0, f"{src.name}: {r.stderr[-2000:]}"
-        spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
-        assert spills and all(s == "0" for s in spills), f"{src.name} {arch}: {r.stderr[-1500:]}"
+        assert_compiles_without_spills(nvcc, conv_source(*case)[0], arch, tmp_path)
 
 
 def test_shapes_it_does_not_take_are_refused_with_the_reason():

@@ -46,6 +46,17 @@ def find_nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
+def assert_compiles_without_spills(nvcc: str, src, arch: str, tmp_path) -> None:
+    """nvcc builds ``src`` (a CudaSource) for ``arch`` (e.g. ``"sm_90"``) and ptxas reports no register spills."""
+    cu = tmp_path / f"{src.name}.cu"
+    cu.write_text(src.code)
+    r = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "k.cubin"), str(cu)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, f"{src.name}: {r.stderr[-2000:]}"
+    spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
+    assert spills and all(s == "0" for s in spills), f"{src.name} {arch}: {r.stderr[-1500:]}"
+
+
 # ---------------------------------------------------------------- the sources themselves
 
 

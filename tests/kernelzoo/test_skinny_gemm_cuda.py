@@ -4,15 +4,12 @@ the fp64 product for K = 4, 16, 32 and both tile heights, and the fallback for s
 
 from __future__ import annotations
 
-import re
-import subprocess
-
 import pytest
 import torch
 
 from cudal1.kernelzoo.blocks.skinny_gemm_cuda import MAX_K, gemm_source, small_k_matmul, small_k_matmul_cuda
 
-from .test_cuda_sources import find_nvcc
+from .test_cuda_sources import assert_compiles_without_spills, find_nvcc
 
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
@@ -23,14 +20,7 @@ def test_sources_compile_for_every_family_without_spills(tmp_path, arch):
     if nvcc is None:
         pytest.skip("nvcc not found (nvidia-cuda-nvcc wheel or PATH)")
     for k, tm in [(16, 8), (32, 8), (32, 4), (4, 4)]:
-        src = gemm_source(k, tm)
-        cu = tmp_path / f"{src.name}.cu"
-        cu.write_text(src.code)
-        r = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "k.cubin"),
-                            str(cu)], capture_output=True, text=True)
-        assert r.returncode == 0, f"{src.name}: {r.stderr[-2000:]}"
-        spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
-        assert spills and all(s == "0" for s in spills), f"{src.name} {arch}: {r.stderr[-1500:]}"
+        assert_compiles_without_spills(nvcc, gemm_source(k, tm), arch, tmp_path)
 
 
 def test_bad_arguments_are_refused():
