@@ -4,7 +4,7 @@ A worker empties PyTorch's allocator cache when it releases a batch (``Session.r
 alone timing, and after every step of a *tight* task (two workers' batches would not fit on the GPU together,
 :attr:`cudal1.harness.pair.ReferenceSide.tight`). The next batch's calls then allocate their outputs and
 temporaries with ``cudaMalloc``/``cudaFree`` inside the timed region, while the reference's alone batches (which
-never release between batches) reuse cached blocks. On an H100 that put ~0.25 ms of allocation into each call of
+never release between batches) reuse cached blocks. On an H100 that put 0.2-0.25 ms of allocation into each call of
 the tight 1 GB-output GEMMs (KernelBench 7 and 9), in both processes, and the reference's paired calls measured
 slower than its alone ones, which the drift check rejected as the candidate's doing.
 
@@ -12,7 +12,10 @@ slower than its alone ones, which the drift check rejected as the candidate's do
 batch is timed (outside every clock), takes that much back as one block and frees it into the cache: PyTorch's
 allocator splits large cached blocks, so the batch's outputs and temporaries come from the cache, as they do
 in every batch that follows a batch without a release. If the memory is not free (the other worker still holds
-it), nothing is reserved and the calls allocate as before.
+it), nothing is reserved and the calls allocate as before. The re-warm is outside the per-call timers but inside
+the parent's clock for the batch, so it is part of the protocol gap that :mod:`cudal1.harness.clockcheck` compares:
+on a tight task both workers re-warm before every batch; otherwise only the reference's first paired batch does
+(after its alone timing), one batch of many in the median gap.
 """
 
 from __future__ import annotations
