@@ -35,10 +35,10 @@ from __future__ import annotations
 import functools
 
 import torch
-import torch.nn.functional as F
 
 from .. import cuda_jit
 from ..kernel_specs import CudaSource
+from .conv_cuda import _torch_conv, dispatch, geometry
 
 __all__ = ["MAX_K", "OUT_TILE", "THREADS", "conv", "conv2d_cuda", "conv_source", "last_dim_pointwise_2d"]
 
@@ -186,32 +186,26 @@ def last_dim_pointwise_2d(x: torch.Tensor, weight: torch.Tensor, stride, padding
     return (x.reshape(n, c, a, bdim * d), weight[..., 0], (sa, 1), (pa, pb * d), (da, db * d))
 
 
-def _triple(v, nd: int) -> tuple[int, ...]:
-    return tuple(int(e) for e in v) if isinstance(v, (tuple, list)) else (int(v),) * nd
+def _kernel_or_torch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride, padding,
+                     dilation) -> torch.Tensor:
+    """The kernel for a 2-D convolution, or for a 3-D one through :func:`last_dim_pointwise_2d`; PyTorch for every
+    other shape (:func:`conv_cuda.dispatch` has already checked dtypes, the group and CuPy)."""
+    nd, _, _, s, p, d = geometry(x, tuple(weight.shape[2:]), stride, padding, dilation)
+    try:
+        if nd == 2:
+            return conv2d_cuda(x, weight, bias, s[1:], p[1:], d[1:])
+        view = last_dim_pointwise_2d(x.contiguous(), weight, s, p, d) if nd == 3 else None
+        if view is not None:
+            x2, w2, s2, p2, d2 = view
+            y = conv2d_cuda(x2, w2, bias, s2, p2, d2)
+            return y.view(x.shape[0], y.shape[1], y.shape[2], -1, x.shape[4])
+    except ValueError:  # a shape the kernel does not take
+        pass
+    return _torch_conv(x)(x, weight, bias, stride, padding, dilation)
 
 
 def conv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, stride=1, padding=0, dilation=1,
          groups: int = 1) -> torch.Tensor:
     """``torch.nn.functional.conv2d`` / ``conv3d`` (numeric padding): the CUDA kernel where it fits (see the module
-    docstring; CuPy installed), PyTorch elsewhere."""
-    nd = x.dim() - 2
-    fn = F.conv2d if nd == 2 else F.conv3d
-    if nd not in (2, 3) or isinstance(padding, str) or groups != 1 or not (x.is_cuda and cuda_jit.cupy_available()) \
-            or x.dtype != torch.float32 or weight.dtype != torch.float32:
-        return fn(x, weight, bias, stride, padding, dilation, groups)
-    s, p, d = _triple(stride, nd), _triple(padding, nd), _triple(dilation, nd)
-    if nd == 3:
-        view = last_dim_pointwise_2d(x.contiguous(), weight, s, p, d)
-        if view is None:
-            return fn(x, weight, bias, stride, padding, dilation, groups)
-        x2, w2, s, p, d = view
-    else:
-        x2, w2 = x, weight
-    try:
-        y = conv2d_cuda(x2, w2, bias, s, p, d)
-    except ValueError:  # a shape the kernel does not take
-        return fn(x, weight, bias, stride, padding, dilation, groups)
-    if nd == 3:
-        o, oa = y.shape[1], y.shape[2]
-        y = y.view(x.shape[0], o, oa, -1, x.shape[4])
-    return y
+    docstring; CuPy installed), PyTorch elsewhere (:func:`conv_cuda.dispatch`)."""
+    return dispatch(_kernel_or_torch, x, weight, bias, stride, padding, dilation, groups)

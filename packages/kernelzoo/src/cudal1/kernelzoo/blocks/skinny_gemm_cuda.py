@@ -143,6 +143,11 @@ def small_k_matmul_cuda(a: torch.Tensor, b: torch.Tensor, tm: int | None = None)
         raise ValueError(f"small_k_matmul_cuda needs float32 CUDA contiguous (M, K) @ (K, N) with K % 4 == 0, "
                          f"K <= {MAX_K}, M % {16 * tm} == 0, N % {TILE_N} == 0; got {tuple(a.shape)} "
                          f"{a.dtype} @ {tuple(b.shape)} {b.dtype} on {a.device}")
+    return _launch(a, b, tm)
+
+
+def _launch(a: torch.Tensor, b: torch.Tensor, tm: int) -> torch.Tensor:
+    """The launch, for operands :func:`_fits` has accepted with this ``tm``."""
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty((m, n), device=a.device, dtype=torch.float32)
@@ -155,7 +160,8 @@ def small_k_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a @ b`` for a (M, K) and b (K, N): the CUDA kernel where it fits (see :func:`small_k_matmul_cuda`; CuPy
     installed), else :func:`.skinny_gemm.small_k_matmul` (Triton for small K on CUDA, ``torch.matmul``
     elsewhere)."""
-    if (a.dim() == 2 and b.dim() == 2 and a.shape[1] >= 1 and _fits(a, b, tile_m(a.shape[1]))
-            and cuda_jit.cupy_available()):
-        return small_k_matmul_cuda(a, b)
+    if a.dim() == 2 and b.dim() == 2 and a.shape[1] >= 1:
+        tm = tile_m(a.shape[1])
+        if _fits(a, b, tm) and cuda_jit.cupy_available():
+            return _launch(a, b, tm)
     return small_k_matmul_fallback(a, b)
