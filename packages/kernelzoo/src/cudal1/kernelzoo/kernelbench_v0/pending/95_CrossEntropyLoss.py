@@ -21,6 +21,11 @@ measured).
 Harness (call 15, 2026-11-26): rejected timing_disagrees (the parent's clock saw 0.128 ms per call more around the batches than the candidate's own timing: the clock check's false rejection of launch-bound code, seen before); the probe in the same call: 1.11x.
 
 Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.04x, 95% CI [1.03, 1.06] (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
+
+Re-measured with the lanes pinned (2026-11-27, call 5 of benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md):
+rejected reference_drift (the reference ran 0.0517 ms beside it, 0.0394 ms alone), and its raw speedup was 1.00x,
+95% CI [0.98, 1.02]: at parity with eager, not reliably above it, so it was withdrawn to ``pending/`` and counts as
+unsolved (benchmarks/results/2026-11-27-kernelbench-v0-twelfth-pass-h100.md).
 """
 
 import torch
