@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from cudal1.harness import Candidate, EvalPool, load_suite, reference_candidate
+from cudal1.harness.pair import ReferenceSide
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -145,6 +146,30 @@ def test_gpu_integrity_case(gpu_verdicts, case):
         assert res.verified, res.flags
     if case.candidate == "triton_relu":
         assert res.uses_custom_kernel is True and any("_relu_kernel" in k for k in res.integrity["kernels"]["custom"])
+    if case.candidate == "hog_while_idle":  # the helper dies with the candidate: beside the twin it ran at speed
+        recheck = res.timing["drift_recheck"]
+        assert recheck.get("cleared") is False and recheck["drift"] > recheck["limit"], recheck
+
+
+def test_a_stale_alone_time_is_cleared_beside_the_twin(fixture_tasks, gpu_config, monkeypatch):
+    """Legitimate twin of ``hog_while_idle``: the reference's alone time is made to say it ran five times as
+    fast at set-up as it does (as a host that slowed down between set-up and the pair would), so its own copy as
+    the candidate drifts far beyond the limit; beside the twin it runs at its paired speed, and the pair is
+    kept."""
+    start = ReferenceSide.start.__func__
+
+    def stale(cls, *args, **kwargs):
+        side = start(cls, *args, **kwargs)
+        if isinstance(side, ReferenceSide):
+            side.alone_ms = [0.2 * ms for ms in side.alone_ms]
+        return side
+
+    monkeypatch.setattr(ReferenceSide, "start", classmethod(stale))
+    task = fixture_tasks["tiny_linear_relu"]
+    res = EvalPool(gpu_config).evaluate(task, reference_candidate(task))
+    assert res.timing["reference_drift"] > 2.0, res.timing["reference_drift"]
+    assert res.status == "ok" and "reference_drift" not in res.flags, (res.status, res.reason, res.flags)
+    assert res.timing["drift_recheck"]["cleared"] is True, res.timing["drift_recheck"]
 
 
 def test_reference_uses_no_custom_kernel(fixture_tasks, gpu_config):

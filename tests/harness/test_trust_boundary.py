@@ -208,6 +208,29 @@ def test_daemons_die_with_the_pair(verdicts):
     assert results["child_process_waited"].status == "ok"
 
 
+def test_daemons_die_with_the_pair_where_no_cgroup_can_be_made(task, fast_config, monkeypatch):
+    """Where no cgroup can be made (the H100 hosts of 2026-11-27), only the parent's own kill ends a helper that
+    the candidate started with ``setsid``: a sandboxed worker's PID namespace init runs in a session of its own,
+    outside the process group the parent kills. (Failed before ``process.descendants``: the helper outlived the
+    pair.) Sandboxed or not, the helper must be gone when the pair is over."""
+    from cudal1.harness import sandbox
+
+    monkeypatch.setattr(sandbox, "cgroup_support", lambda: "")
+    for pid in _daemons():
+        os.kill(pid, 9)
+    try:
+        res = EvalPool(fast_config, cpu_lanes=1).evaluate(task, fixture("setsid_daemon"))
+        deadline = time.monotonic() + 5
+        while _daemons() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _daemons()
+    finally:
+        for pid in _daemons():
+            os.kill(pid, 9)
+    assert left == [], "the candidate's setsid helper outlived the pair"
+    assert res.status == "ok", (res.status, res.reason)
+
+
 @needs_sandbox
 def test_no_network_from_the_sandbox(verdicts):
     results, _before, after = verdicts

@@ -80,5 +80,6 @@ def drift_limit(summary: Any) -> float:
     their own: measured on an H100 host, see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md).
 
     Only on a GPU: CPU lanes share the machine's cores with each other, so a CPU reference legitimately runs
-    slower while another lane works (and the sandbox's cgroup bounds what a candidate can take there)."""
+    slower while another lane works (and the sandbox's cgroup bounds what a candidate can take there). A drift
+    beyond this limit is re-checked beside a twin before the pair is rejected (``pair._drift_recheck``)."""
     return max(DRIFT_LIMIT, 2.0 * summary.ref_spread)

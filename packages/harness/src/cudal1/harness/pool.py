@@ -270,7 +270,8 @@ class EvalPool:
         lane.prestart(lane.spares if self.keep_warm else remaining)
         try:
             run_pair(side, worker, task, candidate, self.config, obs, static=static,
-                     extensions_dir=str(ext) if ext is not None else None, before_timing=lane.wait_spares)
+                     extensions_dir=str(ext) if ext is not None else None, before_timing=lane.wait_spares,
+                     twin_worker=lane.take_candidate_worker)
         finally:
             obs.log_tail = worker.log_tail()
             worker.kill(wait=False)

@@ -258,13 +258,19 @@ class WorkerProcess:
 
     # -- ending -----------------------------------------------------------------------------------------
     def kill(self, wait: bool = True) -> None:
-        """SIGKILL the worker's process group and cgroup (every descendant), close the pipes. With ``wait``
+        """SIGKILL the worker's descendants, process group and cgroup, close the pipes. With ``wait``
         False the process is reaped in the background (a large CUDA context takes seconds to tear down);
         :meth:`join` waits for that."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.proc.returncode is None or self._rep_r >= 0:  # not yet killed and reaped (its pid may be reused)
+            for pid in descendants(self.proc.pid):  # the PID namespace's init among them: the namespace goes too
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         if self.cgroup is not None:
             self.cgroup.kill()
         if wait:
@@ -310,6 +316,41 @@ class WorkerProcess:
             pass
         with _LIVE_LOCK:
             LIVE.discard(self)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (nearest first), from ``/proc`` (empty where there is none).
+
+    Why the worker's process group and cgroup are not enough: a sandboxed worker's process group holds the
+    outer ``bwrap`` only. Its PID namespace's init (a second ``bwrap``) runs in a session of its own, and on a
+    machine where no cgroup can be made (the H100 hosts of 2026-11-27) killing the group left the init, and a
+    helper the candidate had started with ``setsid``, running after the pair: the helper of
+    ``tests/harness/fixtures/integrity_gpu/hog_while_idle.py`` was still on the GPU 37 s later
+    (benchmarks/results/2026-11-27-kernelbench-v0-twelfth-pass-h100.md). Killing the init ends every process of
+    its namespace; an unsandboxed worker's helpers are its descendants too (until the worker dies)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat_line = f.read()
+        except OSError:
+            continue
+        fields = stat_line[stat_line.rfind(b")") + 2 :].split()  # after "pid (comm) ": state, ppid, ...
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(name))
+    out: list[int] = []
+    todo = list(children.get(pid, []))
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
 
 
 CACHE_COPY_LIMIT = 512 << 20

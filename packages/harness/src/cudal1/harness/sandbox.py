@@ -107,8 +107,9 @@ def detect() -> SandboxInfo:
 
 def _namespace_args() -> list[str]:
     # no --die-with-parent: its PR_SET_PDEATHSIG fires when the *thread* that started bwrap ends (a pool lane),
-    # not the parent process. The parent kills the worker's process group (bwrap and the namespace's init, whose
-    # death takes every process of the PID namespace with it) and its cgroup; if the parent dies, the worker
+    # not the parent process. The parent kills the worker's descendants (the namespace's init among them, whose
+    # death takes every process of the PID namespace with it: it runs in a session of its own, outside bwrap's
+    # process group; process.descendants), its process group and its cgroup; if the parent dies, the worker
     # reads EOF on its command pipe and exits, and the namespace goes with it.
     return ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
             "--unshare-cgroup-try", "--new-session", "--cap-drop", "ALL"]
