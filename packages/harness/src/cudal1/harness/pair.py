@@ -395,10 +395,10 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
     batches alternate with another process on the lane's cores, and on launch-bound tasks that alone can move its
     host time by tens of percent (2026-11-27, H100: 95_CrossEntropyLoss's reference against a copy of itself ran
     29% slower than alone; benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md), and the host's speed swings
-    between set-up and the pair. So before rejecting: the candidate's process is killed (its process group and
-    cgroup: whatever it started, and its GPU context, are gone), and the reference is timed again in paired
-    rounds beside a twin (a fresh worker running the task's reference, :func:`reference_candidate`), as many
-    rounds as :func:`_rounds_for` gives. The pair stays rejected unless the reference's paired time beside the
+    between set-up and the pair. So before rejecting: the candidate's process is killed (with its descendants,
+    process group and cgroup, :meth:`WorkerProcess.kill`: whatever it started, and its GPU context, are gone),
+    and the reference is timed again in paired rounds beside a twin (a fresh worker running the task's
+    reference, :func:`reference_candidate`), as many rounds as :func:`_rounds_for` gives. The pair stays rejected unless the reference's paired time beside the
     candidate is within :func:`drift_limit` of its time beside the twin; the rejection stands as well when the
     twin cannot be run. What a candidate does to slow the reference only while it is loaded (a helper process
     keeping the GPU busy, a spinning thread on the lane's cores) ends with its process, so the twin's yardstick
@@ -409,7 +409,7 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
     obs, cfg, ref = run.obs, run.cfg, run.ref
     summary = obs.summary
     assert summary is not None and obs.timing_failure is not None
-    run.cand.kill(wait=True)  # reaped: its process group, cgroup and GPU context are gone
+    run.cand.kill(wait=True)  # reaped: its descendants (its sandbox's PID namespace) and GPU context are gone
     info: dict[str, Any] = {"paired_ref_ms": summary.ref_ms}
     obs.timing["drift_recheck"] = info
     twin = twin_worker()
