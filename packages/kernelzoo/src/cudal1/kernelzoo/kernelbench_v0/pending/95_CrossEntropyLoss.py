@@ -25,7 +25,9 @@ Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.04x, 95% 
 Re-measured with the lanes pinned (2026-11-27, call 5 of benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md):
 rejected reference_drift (the reference ran 0.0517 ms beside it, 0.0394 ms alone), and its raw speedup was 1.00x,
 95% CI [0.98, 1.02]: at parity with eager, not reliably above it, so it was withdrawn to ``pending/`` and counts as
-unsolved (benchmarks/results/2026-11-27-kernelbench-v0-twelfth-pass-h100.md).
+unsolved (benchmarks/results/2026-11-27-kernelbench-v0-twelfth-pass-h100.md). Measured again there (call 2, the
+harness with the drift re-check): 1.07x, 95% CI [1.05, 1.08], verified; it stays pending until a further run
+confirms it above parity.
 """
 
 import torch
