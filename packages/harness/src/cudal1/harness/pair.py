@@ -159,6 +159,15 @@ class _Run:
     def left(self) -> float:
         return max(self.deadline - time.monotonic(), 0.001)
 
+    def load(self, extensions_dir: str | None) -> WorkerReport | None:
+        """Load the task and the candidate into the candidate's process (compile time limit)."""
+        ref, cfg = self.ref, self.cfg
+        return self.ask_cand("load", {"task_source": self.task.source, "candidate_source": self.candidate.source,
+                                      "device": _cand_device(ref.device), "seed": cfg.seed,
+                                      "cpu_threads": cfg.cpu_threads, "rtol": cfg.rtol, "atol": cfg.atol,
+                                      "extensions_dir": extensions_dir, "stateful": ref.stateful},
+                             timeout=cfg.compile_timeout_s)
+
     def ask_ref(self, op: str, payload: dict[str, Any], calls: int | None = None) -> WorkerReport | None:
         try:
             rep = self.ref.worker.request(op, payload, max(self.left(), 30.0), calls=calls)
@@ -212,10 +221,7 @@ def run_pair(ref: ReferenceSide, cand: WorkerProcess, task: Task, candidate: Can
     run.before_timing = before_timing
     phases: dict[str, float] = {}
     t0 = time.monotonic()
-    rep = run.ask_cand("load", {"task_source": task.source, "candidate_source": candidate.source, "device":
-                                _cand_device(ref.device), "seed": cfg.seed, "cpu_threads": cfg.cpu_threads,
-                                "rtol": cfg.rtol, "atol": cfg.atol, "extensions_dir": extensions_dir,
-                                "stateful": ref.stateful}, timeout=cfg.compile_timeout_s)
+    rep = run.load(extensions_dir)
     phases["load"] = round(time.monotonic() - t0, 3)
     if rep is None:
         return
@@ -310,15 +316,9 @@ def _timing(run: _Run) -> bool:
         run.before_timing()
     if not run.ask_ref("monitor", {"action": "start"}):
         return False
-    # warm-up: untimed rounds (builds, autotuning, caches), the last of which sizes the rounds (at least two, so
-    # that a first call's compilation does not size them)
-    warm = None
-    for _ in range(max(2, -(-cfg.warmup // n))):
-        warm = _round(run, n, rng, check=False)
-        if warm is None:
-            return False
-    assert warm is not None
-    rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
+    rounds = _warm_up(run, rng)
+    if rounds is None:
+        return False
     attempts: list[dict[str, Any]] = []
     measured: list[Attempt] = []
     for attempt in range(cfg.attempts):
@@ -418,25 +418,17 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
     trun = _Run(ref, twin, run.task, reference_candidate(run.task), cfg, twin_obs)
     trun.deadline = time.monotonic() + cfg.run_timeout_s
     try:
-        rep = trun.ask_cand("load", {"task_source": run.task.source, "candidate_source": trun.candidate.source,
-                                     "device": _cand_device(ref.device), "seed": cfg.seed,
-                                     "cpu_threads": cfg.cpu_threads, "rtol": cfg.rtol, "atol": cfg.atol,
-                                     "extensions_dir": None, "stateful": ref.stateful}, timeout=cfg.compile_timeout_s)
-        if rep is None:
+        if trun.load(None) is None:
             info["error"] = _twin_error(twin_obs)
             return
         if run.before_timing is not None:
             run.before_timing()
         rng = random.Random(fresh_seed())
-        warm = None
-        for _ in range(2):
-            warm = _round(trun, ref.n, rng, check=False)
-            if warm is None:
-                info["error"] = _twin_error(twin_obs)
-                return
-        assert warm is not None
+        rounds = _warm_up(trun, rng)
+        if rounds is None:
+            info["error"] = _twin_error(twin_obs)
+            return
         times = PairedTimes()
-        rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
         for _ in range(rounds):
             if _round(trun, ref.n, rng, check=False, times=times) is None:
                 info["error"] = _twin_error(twin_obs)
@@ -463,6 +455,19 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
 def _twin_error(twin_obs: Observations) -> str:
     f = (twin_obs.reference_failure or twin_obs.candidate_gone or twin_obs.candidate_failure or twin_obs.incorrect)
     return f.reason if f is not None else "the twin ended"
+
+
+def _warm_up(run: _Run, rng: random.Random) -> int | None:
+    """Untimed paired rounds (builds, autotuning, caches), at least two so that a first call's compilation does
+    not size the rounds; returns the rounds the last of them sizes (:func:`_rounds_for`), or None when the pair
+    ended."""
+    warm = None
+    for _ in range(max(2, -(-run.cfg.warmup // run.ref.n))):
+        warm = _round(run, run.ref.n, rng, check=False)
+        if warm is None:
+            return None
+    assert warm is not None
+    return _rounds_for(warm[0].parent_ms + warm[1].parent_ms, run.cfg)
 
 
 def _rounds_for(per_round_ms: float, cfg: EvalConfig) -> int:
