@@ -1,0 +1,36 @@
+"""KernelBench level 1, 83_conv_depthwise_2D_square_input_asymmetric_kernel
+(x: (16, 3, 256, 256) fp32; Conv2d(3, 3, (3, 1), groups=3, no bias), stride 1, no padding -> (16, 3, 254, 256)).
+
+One Triton launch, :func:`cudal1.kernelzoo.blocks.small_conv.depthwise_conv2d`: one program per output tile of one
+(image, channel) plane, the taps unrolled as shifted masked loads (overlaps served from L1/L2), fp32 multiply-adds,
+launched through ``fast_launch.FastLaunch`` (a few us of host time; the 2026-11-26 version of this kernel,
+launched by ``kernel[grid]``, lost at 0.53-0.66x on launch time). A module whose filters are not one per channel
+(a channel multiplier) or whose padding is not zeros runs PyTorch's convolution.
+
+Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.32x, 95% CI [1.27, 1.34] (0.046 ms against
+0.060); an earlier tile (8 x 256, the same kernel) 1.27x [1.02, 1.35]
+(benchmarks/results/2026-11-27-kernelbench-v0-thirteenth-pass-h100.md). At these sizes a call is mostly host time;
+the reference's own time moved from run to run (0.060-0.072 ms, paired and alone).
+"""
+
+import torch
+import torch.nn as nn
+
+from cudal1.kernelzoo.blocks.small_conv import depthwise_conv2d
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, kernel_size: int, stride: int = 1, padding: int = 0, dilation: int = 1,
+                 bias: bool = False):
+        super().__init__()
+        self.conv2d = nn.Conv2d(in_channels, in_channels, kernel_size=(kernel_size, 1), stride=stride, padding=padding,
+                                dilation=dilation, groups=in_channels, bias=bias)
+        c = self.conv2d
+        self._kernel = c.groups == c.in_channels == c.out_channels and c.padding_mode == "zeros"
+        self._geometry = (c.stride, c.padding, c.dilation)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        c = self.conv2d
+        if not self._kernel:
+            return c(x)
+        return depthwise_conv2d(x, c.weight, c.bias, *self._geometry)
