@@ -345,3 +345,37 @@ def test_a_state_updated_in_place_is_restored_in_its_own_storage():
     snap.restore()
     assert m.hidden.data_ptr() == storage and m.hidden.tolist() == [0.0, 0.0]
     assert m(torch.ones(2)).tolist() == [1.0, 1.0]
+
+
+_CAP_PROBE = """
+import os, sys
+from cudal1.harness import sandbox
+cap = sandbox.limit_address_space()
+assert sandbox.ADDRESS_SPACE_ENV not in os.environ  # used once, not passed on to children
+small = bytearray(64 << 20)  # well inside the cap: the imports' own mappings are not counted against it
+try:
+    big = bytearray(int(sys.argv[1]))
+except MemoryError:
+    print("capped", cap)
+else:
+    print("not capped", cap)
+"""
+
+
+@pytest.mark.parametrize("limit_env", ["", str(256 << 20)])
+def test_a_worker_caps_its_address_space_after_its_imports(limit_env):
+    """Without a memory cgroup a CPU worker calls ``sandbox.limit_address_space`` after importing torch: the cap is
+    what is mapped then plus the limit, so a CUDA build of torch (gigabytes of library mappings) still starts, and
+    an allocation beyond the limit fails. Twin: without the variable nothing is capped."""
+    import subprocess
+    import sys
+
+    from cudal1.harness import sandbox
+
+    env = {k: v for k, v in os.environ.items() if k != sandbox.ADDRESS_SPACE_ENV}
+    if limit_env:
+        env[sandbox.ADDRESS_SPACE_ENV] = limit_env
+    res = subprocess.run([sys.executable, "-c", "import torch\n" + _CAP_PROBE, str(1 << 30)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("capped" if limit_env else "not capped None"), res.stdout

@@ -254,9 +254,27 @@ def test_memory_bomb_hits_the_workers_limit(task, fast_config):
     assert modest.status == "ok", (modest.status, modest.reason)
 
 
+def test_memory_bomb_hits_the_workers_limit_where_no_cgroup_can_be_made(task, fast_config, monkeypatch):
+    """Without a memory cgroup (the H100 hosts of 2026-11-27) the limit is the worker's own address-space cap,
+    set after its imports (``sandbox.limit_address_space``): the bomb still fails, the modest twin still passes.
+    (A harness that dropped the exec-time ``RLIMIT_AS``, which a CUDA build of torch cannot start under, without
+    setting the worker's cap would let the bomb through.)"""
+    from cudal1.harness import sandbox
+
+    monkeypatch.setattr(sandbox, "cgroup_support", lambda: "")
+    pool = EvalPool(fast_config.replace(memory_limit_gb=1.5))
+    bomb, modest = pool.map([(task, fixture("memory_bomb")), (task, fixture("memory_modest"))])
+    assert bomb.status in ("runtime_error", "compile_error"), (bomb.status, bomb.reason)
+    assert "memory" in bomb.reason.lower() or "MemoryError" in bomb.reason or "SIGKILL" in bomb.reason, bomb.reason
+    assert modest.status == "ok", (modest.status, modest.reason)
+
+
 def _cli(args: list[str], env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    """The ``cudal1-eval`` script beside this Python, or the same CLI as ``python -m cudal1.harness`` where the
+    install made no script (``pip install --target``, as on the GPU hosts)."""
     exe = Path(sys.executable).parent / "cudal1-eval"
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=600,
+    cmd = [str(exe)] if exe.is_file() else [sys.executable, "-m", "cudal1.harness"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=600,
                           env={**os.environ, **(env or {})}, **kw)
 
 

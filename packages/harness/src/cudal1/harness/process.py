@@ -109,7 +109,17 @@ class WorkerProcess:
         if role == "candidate":  # kernel caches private to this worker (seeded by the parent: seed_cache)
             own = {"TRITON_CACHE_DIR": str(self.cache_dir / "triton"), "CUPY_CACHE_DIR": str(self.cache_dir / "cupy"),
                    "TORCHINDUCTOR_CACHE_DIR": str(self.cache_dir / "inductor")}
+        try:
+            self.cgroup = sandbox.Cgroup.create(self.limits) if sandbox.cgroup_support() else None
+        except OSError:
+            self.cgroup = None
         worker_env = worker_environment({**own, **(env or {})})
+        worker_env.pop(sandbox.ADDRESS_SPACE_ENV, None)  # the parent's to set, never inherited
+        if self.cgroup is None and self.limits.memory_bytes and not gpu:
+            # no memory cgroup: the worker caps its address space itself once its imports are done (see
+            # sandbox.limit_address_space); a cap set at exec would count the shared libraries a CUDA build of
+            # torch maps, and such a worker could not start under 1.5 GB (an H100 host, 2026-11-27)
+            worker_env[sandbox.ADDRESS_SPACE_ENV] = str(self.limits.memory_bytes)
         command = [sys.executable, "-m", "cudal1.harness.worker", "--role", role, "--cmd-fd", str(cmd_r),
                    "--reply-fd", str(rep_w), "--workdir", str(self.dir)]
         if sandboxed:
@@ -119,10 +129,6 @@ class WorkerProcess:
             popen_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             popen_env = worker_env
-        try:
-            self.cgroup = sandbox.Cgroup.create(self.limits) if sandbox.cgroup_support() else None
-        except OSError:
-            self.cgroup = None
         argv = sandbox.launch_argv(self.cgroup, self.limits, gpu, command)
         self.started = time.monotonic()
         log_fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

