@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -375,14 +374,24 @@ def limit_address_space() -> int | None:
     return the cap. A cap set before the imports, at exec, would count the shared libraries a CUDA build of torch
     maps (gigabytes of address space, little of it resident): such a CPU worker could not start under a 1.5 GB
     limit (an H100 host without cgroups, 2026-11-27). Candidate code runs only after this, and without
-    ``CAP_SYS_RESOURCE`` it cannot raise a hard limit. Raises when the cap cannot be set (a worker must not run
-    candidate code without the limit it was given)."""
+    ``CAP_SYS_RESOURCE`` it cannot raise a hard limit. Where ``/proc`` does not say what is mapped (not Linux),
+    the cap is the limit alone, as an exec-time cap was; a lower hard limit already in place is kept. Raises when
+    the cap cannot be set (a worker must not run candidate code without the limit it was given)."""
+    import resource  # POSIX only: imported here so that this module imports everywhere
+
     value = os.environ.pop(ADDRESS_SPACE_ENV, "")
     if not value:
         return None
-    with open("/proc/self/status", encoding="ascii") as f:
-        vm_kb = next(int(line.split()[1]) for line in f if line.startswith("VmSize:"))
-    cap = vm_kb * 1024 + int(value)
+    mapped = 0
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            mapped = next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+    except (OSError, StopIteration, ValueError):
+        pass
+    cap = mapped + int(value)
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     return cap
 
