@@ -20,23 +20,11 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from probe_cudnn_fused import timed as back_to_back_ms
 from probe_streaming_pool import log, report, run_task
 
 from cudal1.harness.timing import Timer
 from cudal1.kernelzoo.blocks import small_conv as sc
-
-
-def back_to_back_ms(fn, n: int = 50) -> float:
-    for _ in range(3):
-        fn()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    a.record()
-    for _ in range(n):
-        fn()
-    b.record()
-    torch.cuda.synchronize()
-    return a.elapsed_time(b) / n
 
 
 def main() -> None:

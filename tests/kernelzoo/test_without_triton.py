@@ -25,6 +25,10 @@ SCRIPT = textwrap.dedent("""
     assert x.grad is not None and w.grad is not None
     assert _triton.triton.cdiv(10, 4) == 3 and _triton.triton.next_power_of_2(33) == 64
     assert len(available()) > 0
+    import torch.nn.functional as F
+    from cudal1.kernelzoo.blocks import small_conv
+    xc, wc = torch.randn(2, 3, 9, 9), torch.randn(3, 1, 3, 3)
+    torch.testing.assert_close(small_conv.depthwise_conv2d(xc, wc, None), F.conv2d(xc, wc, None, 1, 0, 1, 3))
     try:
         softmax_mod.softmax_launch(torch.randn(2, 8))
     except _triton.TritonUnavailableError as e:

@@ -36,10 +36,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._triton import triton
+from .._triton import HAVE_TRITON, tl, triton
 from ..fast_launch import FastLaunch
-
-tl = triton.language
 
 __all__ = ["conv1d", "conv_transpose1d", "depthwise_conv2d", "depthwise_tile", "interpreted", "line_tile"]
 
@@ -142,7 +140,7 @@ def _handle(kernel, **constexprs) -> FastLaunch:
 
 def interpreted() -> bool:
     """Whether Triton runs kernels in its CPU interpreter (``TRITON_INTERPRET=1``)."""
-    knobs = getattr(triton, "knobs", None)
+    knobs = getattr(triton, "knobs", None) if HAVE_TRITON else None
     return bool(knobs is not None and knobs.runtime.interpret)
 
 
