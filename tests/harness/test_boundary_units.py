@@ -98,6 +98,29 @@ def test_a_pair_reports_an_attempt_that_passed_both_timing_checks():
     assert choose_attempt([_attempt(0.2, 0.0, 0.01, True), _attempt(0.05, 0.0, 0.01, True)]) == 1
 
 
+def test_one_flagrant_attempt_beside_a_passing_one_does_not_reject_but_two_do():
+    from cudal1.harness.attempts import choose_attempt, clock_rejection, enough_flagrant
+
+    def verdict(attempts):
+        return clock_rejection(attempts, choose_attempt(attempts))
+
+    honest, burst = _attempt(0.0, 0.05, 0.05, True), _attempt(0.12, 0.0, 0.05, True)  # allowance 0.03
+    assert burst.flagrant and not burst.passes and not enough_flagrant([burst])
+    # legitimate: an honest pair whose host stalled through one attempt (2026-11-27, H100: -0.024 ms per call of
+    # excess, then +0.122 against an allowance of 0.02) reports its passing attempt instead of being rejected
+    assert verdict([burst, honest]) is None and choose_attempt([burst, honest]) == 1
+    assert verdict([honest, burst]) is None and choose_attempt([honest, burst]) == 0
+    # adversarial: work outside the timed calls shows in every attempt: two flagrant attempts reject the pair even
+    # beside a passing one (the loop stops measuring there), and an excess above the allowance in every attempt
+    # rejects it through the reported attempt's own check
+    assert enough_flagrant([burst, honest, burst])
+    rejected = verdict([burst, honest, _attempt(0.2, 0.0, 0.05, True)])
+    assert rejected is not None and rejected.excess_ms == pytest.approx(0.2)
+    steady = _attempt(0.05, 0.0, 0.05, True)  # 0.05 > 0.03, under twice it: never flagrant
+    assert not steady.flagrant and verdict([steady, steady, steady]) is steady.check
+    assert verdict([burst]) is burst.check  # a single attempt measured: nothing passed
+
+
 # -- digests and samples -----------------------------------------------------------------------------------------
 def test_digests_accept_outputs_within_tolerance_and_reject_others():
     torch.manual_seed(0)

@@ -4,7 +4,8 @@ The harness measures a pair in up to ``EvalConfig.attempts`` attempts (each with
 Every attempt is judged on its own by the two timing checks: the parent's clock around its batches
 (:mod:`cudal1.harness.clockcheck`) and the reference's speed in its rounds against its speed alone, before any
 candidate of the task was loaded (:func:`reference_drift`). :func:`choose_attempt` picks the attempt whose figures
-the pair reports; :mod:`cudal1.harness.pair` runs the attempts.
+the pair reports, :func:`clock_rejection` says whether the parent's clock rejects the pair, and
+:func:`enough_flagrant` when measuring more is pointless; :mod:`cudal1.harness.pair` runs the attempts.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from . import clockcheck
 from .timing import PairedTimes, TimingSummary
 
 DRIFT_LIMIT = 0.25  #: reference slower by more than this (and its noise) while a candidate is loaded
+FLAGRANT_TO_REJECT = 2  #: attempts with a flagrant clock excess that reject a pair whatever else was measured
 
-__all__ = ["DRIFT_LIMIT", "Attempt", "choose_attempt", "drift_limit", "reference_drift"]
+__all__ = ["DRIFT_LIMIT", "FLAGRANT_TO_REJECT", "Attempt", "choose_attempt", "clock_rejection", "drift_limit",
+           "enough_flagrant", "reference_drift"]
 
 
 @dataclass
@@ -35,7 +38,8 @@ class Attempt:
 
     @property
     def flagrant(self) -> bool:
-        """A clock excess far beyond noise (twice the allowance): the pair is rejected whatever else was measured."""
+        """A clock excess far beyond noise (twice the allowance). :data:`FLAGRANT_TO_REJECT` such attempts reject the
+        pair whatever else was measured (:func:`clock_rejection`)."""
         return self.check.excess_ms > 2.0 * self.check.allowance_ms
 
     @property
@@ -57,8 +61,8 @@ def choose_attempt(attempts: list[Attempt]) -> int:
     batches, the reference's speed in its rounds), so an attempt that passes both checks has figures as trustworthy
     as any; on a machine whose host speed swings over seconds a later attempt can fail a check that an earlier one
     passed (2026-11-26, H100 VM: drift 0.23 then 0.28 then 0.30 on one pair). The choice never looks at the
-    speedup. A flagrant clock excess in any attempt rejects the pair regardless (see
-    :func:`cudal1.harness.pair.run_pair`)."""
+    speedup. Flagrant clock excesses in :data:`FLAGRANT_TO_REJECT` attempts reject the pair regardless
+    (:func:`clock_rejection`)."""
     for i, a in enumerate(attempts):
         if a.passes and a.summary.stable:
             return i
@@ -66,6 +70,34 @@ def choose_attempt(attempts: list[Attempt]) -> int:
     if passing:
         return min(passing, key=lambda i: attempts[i].summary.ratio_spread or 0.0)
     return len(attempts) - 1
+
+
+def enough_flagrant(attempts: list[Attempt]) -> bool:
+    """Whether :data:`FLAGRANT_TO_REJECT` attempts had a flagrant clock excess: the pair is rejected, and measuring
+    more would only take longer."""
+    return sum(a.flagrant for a in attempts) >= FLAGRANT_TO_REJECT
+
+
+def clock_rejection(attempts: list[Attempt], chosen: int) -> clockcheck.ClockCheck | None:
+    """The clock check that rejects the pair ``timing_disagrees``, or None when the parent's clock does not.
+
+    Rejected: when :data:`FLAGRANT_TO_REJECT` attempts had a flagrant excess (the worst of them is reported), or
+    when the chosen attempt's own check failed (no attempt passed: its reported times are not bounded).
+
+    Why one flagrant attempt is not enough: the excess of an honest launch-bound pair comes in bursts. Of the 16
+    pairs this check rejected in the KernelBench runs on an H100 of 2026-11-25..27 (all before the lanes were
+    pinned to cores), 6 had a flagrant attempt beside an attempt with no excess or one within the allowance;
+    85_Conv2d_GroupNorm_Scale_MaxPool_Clamp measured -0.024 ms per call, then +0.122 (allowance 0.02), and
+    42_ConvTranspose2d_GlobalAvgPool_BiasAdd_LogSumExp_Sum_Multiply -0.030, -0.029, then +0.097 (0.034); both
+    files were verified in another run. Work done outside the timed calls, or forged times, shows in every
+    attempt. And the reported figures are always those of an attempt whose own clock check passed, so a candidate
+    that behaves in one attempt and not in another gains nothing from it: the attempt it misbehaved in is never
+    reported."""
+    flagrant = [a.check for a in attempts if a.flagrant]
+    if len(flagrant) >= FLAGRANT_TO_REJECT:
+        return max(flagrant, key=lambda c: c.excess_ms / max(c.allowance_ms, 1e-9))
+    check = attempts[chosen].check
+    return check if check.disagrees else None
 
 
 def reference_drift(paired_ref_ms: float, alone_ms: list[float]) -> float:

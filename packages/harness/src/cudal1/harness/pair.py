@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import clockcheck
-from .attempts import Attempt, choose_attempt, drift_limit, reference_drift
+from .attempts import Attempt, choose_attempt, clock_rejection, drift_limit, enough_flagrant, reference_drift
 from .config import EvalConfig
 from .leaves import judge
 from .process import WorkerGone, WorkerProcess
@@ -341,8 +341,8 @@ def _timing(run: _Run) -> bool:
         measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c))
         attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms})
-        if measured[-1].flagrant:
-            break  # far beyond noise: measuring again would only take longer (and the pair is rejected)
+        if enough_flagrant(measured):
+            break  # far beyond noise more than once: measuring again would only take longer (the pair is rejected)
         if measured[-1].passes and summary.stable:
             break
         rounds = min(rounds * 2, cfg.max_rounds * 4)
@@ -353,6 +353,7 @@ def _timing(run: _Run) -> bool:
     clocks = mon.clocks if mon is not None else {}
     obs.timing.update({**summary.to_dict(), "attempts": attempts, "calls_per_batch": n, "buckets": cfg.buckets,
                        "baseline": cfg.baseline, "clock_check": check.to_dict(),
+                       "flagrant_attempts": sum(a.flagrant for a in measured),
                        "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
                        "rounds_checked": obs.timing.get("rounds_checked", 0)})
     obs.environment["clocks"] = clocks
@@ -373,9 +374,8 @@ def _timing(run: _Run) -> bool:
     if clocks.get("throttled"):
         obs.flags.add("gpu_throttled")
     obs.summary = summary
-    flagrant = [a.check for a in measured if a.flagrant]
-    clock = max(flagrant, key=lambda c: c.excess_ms / max(c.allowance_ms, 1e-9)) if flagrant else check
-    if flagrant or check.disagrees:  # a flagrant excess in any attempt, or the reported attempt's excess
+    clock = clock_rejection(measured, chosen)
+    if clock is not None:  # flagrant excesses in enough attempts, or the reported attempt's own excess
         obs.timing_failure = Failure(
             "rejected", f"the parent's clock saw {clock.excess_ms:.4g} ms per call more around the candidate's "
             f"batches than the candidate's process reported, beyond the reference's overhead (allowance "
