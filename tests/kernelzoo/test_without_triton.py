@@ -29,12 +29,6 @@ SCRIPT = textwrap.dedent("""
     from cudal1.kernelzoo.blocks import small_conv
     xc, wc = torch.randn(2, 3, 9, 9), torch.randn(3, 1, 3, 3)
     torch.testing.assert_close(small_conv.depthwise_conv2d(xc, wc, None), F.conv2d(xc, wc, None, 1, 0, 1, 3))
-    from cudal1.kernelzoo.blocks import dim_reduce, pool1d
-    xp = torch.randn(2, 3, 20)
-    torch.testing.assert_close(pool1d.max_pool1d(xp, 4, 2, 2, 3), F.max_pool1d(xp, 4, 2, 2, 3))
-    torch.testing.assert_close(pool1d.avg_pool1d(xp, 4, 2, 1), F.avg_pool1d(xp, 4, 2, 1))
-    torch.testing.assert_close(dim_reduce.amax_dim(xp, 1), torch.max(xp, 1)[0])
-    torch.testing.assert_close(dim_reduce.amin_dim(xp, -1), torch.min(xp, -1)[0])
     try:
         softmax_mod.softmax_launch(torch.randn(2, 8))
     except _triton.TritonUnavailableError as e:
