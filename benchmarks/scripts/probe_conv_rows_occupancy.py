@@ -33,8 +33,14 @@ VARIANTS = {"committed (B2, WT<=8)": (2, (8, 7, 6, 5, 4)), "B3, WT<=8": (3, (8, 
             "B3, WT<=6": (3, (6, 5, 4)), "B4, WT<=4": (4, (4,)), "B2, WT<=4": (2, (4,)), "B3, WT 4": (3, (4,))}
 
 
+#: the committed launch bounds, replaced per variant
+BOUNDS = "__launch_bounds__(256, 2)"
+
+
 def use(blocks: int, wts: tuple[int, ...]) -> None:
-    cr._TEMPLATE = ORIGINAL[0].replace("__launch_bounds__(256, 2)", f"__launch_bounds__(256, {blocks})")
+    if BOUNDS not in ORIGINAL[0]:  # the kernel's template changed: every variant would silently be the committed one
+        raise SystemExit(f"conv_rows_cuda's template no longer contains {BOUNDS!r}: update the probe")
+    cr._TEMPLATE = ORIGINAL[0].replace(BOUNDS, f"__launch_bounds__(256, {blocks})")
     cr._WT_CHOICES = wts
     cr.rows_source.cache_clear()
 

@@ -21,7 +21,7 @@ DRIFT_LIMIT = 0.25  #: reference slower by more than this (and its noise) while 
 FLAGRANT_TO_REJECT = 2  #: attempts with a flagrant clock excess that reject a pair whatever else was measured
 
 __all__ = ["DRIFT_LIMIT", "FLAGRANT_TO_REJECT", "Attempt", "choose_attempt", "clock_rejection", "drift_limit",
-           "enough_flagrant", "reference_drift"]
+           "enough_flagrant", "flagrant_count", "reference_drift"]
 
 
 @dataclass
@@ -72,10 +72,15 @@ def choose_attempt(attempts: list[Attempt]) -> int:
     return len(attempts) - 1
 
 
+def flagrant_count(attempts: list[Attempt]) -> int:
+    """How many attempts had a flagrant clock excess (the pair's record keeps it as ``flagrant_attempts``)."""
+    return sum(a.flagrant for a in attempts)
+
+
 def enough_flagrant(attempts: list[Attempt]) -> bool:
     """Whether :data:`FLAGRANT_TO_REJECT` attempts had a flagrant clock excess: the pair is rejected, and measuring
     more would only take longer."""
-    return sum(a.flagrant for a in attempts) >= FLAGRANT_TO_REJECT
+    return flagrant_count(attempts) >= FLAGRANT_TO_REJECT
 
 
 def clock_rejection(attempts: list[Attempt], chosen: int) -> clockcheck.ClockCheck | None:
@@ -93,9 +98,8 @@ def clock_rejection(attempts: list[Attempt], chosen: int) -> clockcheck.ClockChe
     attempt. And the reported figures are always those of an attempt whose own clock check passed, so a candidate
     that behaves in one attempt and not in another gains nothing from it: the attempt it misbehaved in is never
     reported."""
-    flagrant = [a.check for a in attempts if a.flagrant]
-    if len(flagrant) >= FLAGRANT_TO_REJECT:
-        return max(flagrant, key=lambda c: c.excess_ms / max(c.allowance_ms, 1e-9))
+    if enough_flagrant(attempts):
+        return max((a.check for a in attempts if a.flagrant), key=lambda c: c.excess_ms / max(c.allowance_ms, 1e-9))
     check = attempts[chosen].check
     return check if check.disagrees else None
 

@@ -40,7 +40,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import clockcheck
-from .attempts import Attempt, choose_attempt, clock_rejection, drift_limit, enough_flagrant, reference_drift
+from .attempts import (
+    Attempt,
+    choose_attempt,
+    clock_rejection,
+    drift_limit,
+    enough_flagrant,
+    flagrant_count,
+    reference_drift,
+)
 from .config import EvalConfig
 from .leaves import judge
 from .process import WorkerGone, WorkerProcess
@@ -353,7 +361,7 @@ def _timing(run: _Run) -> bool:
     clocks = mon.clocks if mon is not None else {}
     obs.timing.update({**summary.to_dict(), "attempts": attempts, "calls_per_batch": n, "buckets": cfg.buckets,
                        "baseline": cfg.baseline, "clock_check": check.to_dict(),
-                       "flagrant_attempts": sum(a.flagrant for a in measured),
+                       "flagrant_attempts": flagrant_count(measured),
                        "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
                        "rounds_checked": obs.timing.get("rounds_checked", 0)})
     obs.environment["clocks"] = clocks
