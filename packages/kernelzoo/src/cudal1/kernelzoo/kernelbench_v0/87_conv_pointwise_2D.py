@@ -1,20 +1,25 @@
 """KernelBench level 1, 87_conv_pointwise_2D (batch_size = 16 in_channels = 3 out_channels = 64 width = 256 height = 256).
 
 cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's fp32 FMA rate. Here a
-register-tiled direct convolution in CUDA C (each thread 8 output channels x a chunk of consecutive positions; a
-block stages the input rows its outputs read in shared memory with coalesced loads, weights beside them), fp32
-FMA, launched through the driver: :func:`cudal1.kernelzoo.blocks.conv_rows_cuda.conv` (the PyTorch function on
-CPU). The 2026-11-26 version (:mod:`~cudal1.kernelzoo.blocks.conv_cuda`, windows read from global memory, CuPy's
-launch path) measured 0.56-0.94x on these shapes.
-Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.09x, 95% CI [1.05, 1.12] (0.185 ms against
-0.206; benchmarks/results/2026-11-27-kernelbench-v0-compile-h100.md). A probe timed the same kernel at 1.48x over
-cuDNN in one call and 1.01x in the next (``call5/6-probe-conv.txt``): the harness's interval is the figure to use.
+register-tiled direct convolution in CUDA C, :func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`: each lane owns 16
+output channels x 4 consecutive columns of a row, reads its input window as 16-byte loads straight from global memory
+(L2-resident) and the weights as 16-byte shared-memory broadcasts, fp32 FMA, and stores with evict-first stores of
+whole runs of a row (512 contiguous bytes a warp store; 256 where rows are not 16-byte multiples and lanes trade
+values to pair them); a block computes one row (its 3 x 64 weights cost little to stage). Launched through the driver;
+the PyTorch function on CPU or for another padding mode. Against the 2026-11-27 kernel
+(:mod:`~cudal1.kernelzoo.blocks.conv_rows_cuda`: input rows staged in shared memory, outputs stored through a
+shared-memory transpose) the 2026-11-28 probes (benchmarks/scripts/probe_conv_vec.py) timed 25-28% less back to back
+(H200) and 8-26% less under the harness's per-call timing (H100).
+Measured on an H100 (2026-11-28, sandboxed harness, eager baseline): 1.20x, 95% CI [1.16, 1.24] (0.173 ms against
+0.200), after 1.20x [1.20, 1.23] in the run before: no gain over conv_rows_cuda's 1.22x [1.18, 1.25] of 2026-11-27
+measured through the harness (the probe timed this kernel 19% faster than conv_rows under the harness's per-call
+timing) (benchmarks/results/2026-11-28-kernelbench-v0-fifteenth-pass-h100.md).
 """
 
 import torch
 import torch.nn as nn
 
-from cudal1.kernelzoo.blocks.conv_rows_cuda import conv
+from cudal1.kernelzoo.blocks.conv_vec_cuda import conv
 
 
 class ModelNew(nn.Module):
@@ -24,4 +29,6 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         c = self.conv1d
+        if c.padding_mode != "zeros":
+            return c(x)
         return conv(x, c.weight, c.bias, c.stride, c.padding, c.dilation, c.groups)

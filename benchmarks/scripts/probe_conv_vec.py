@@ -1,0 +1,132 @@
+"""``blocks.conv_vec_cuda`` (lanes own 4 consecutive output columns, 16-byte loads and stores, no shared-memory
+epilogue) against eager (cuDNN) and ``blocks.conv_rows_cuda`` (the set's kernel for 62, 63, 80 and 87) at KernelBench
+level 1's 3 -> 64 channel 2-D convolutions (55, 56, 62, 63, 80, 86 folded, 87), one line per tile. Per variant:
+registers and local (spill) bytes a thread; the GPU time of one call in a stream of 50 back-to-back calls (CUDA
+events, no flush); one call timed as the harness times it (L2 flushed, the device synchronised on both sides, host
+clock; CUDA events beside it; the outputs of 32 calls kept), and eager's over that; the max error against a float64
+convolution divided by eager's (below ~2: as exact as cuDNN's fp32). GPU only (about a minute on an H100):
+
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_vec.py
+
+The probe, not the harness: only the harness's numbers are results.
+"""
+
+# ruff: noqa: B023, E731  (each lambda is called at once, inside its loop iteration)
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from probe_cudnn_fused import timed as back_to_back_ms
+
+from cudal1.harness.timing import Timer
+from cudal1.kernelzoo import cuda_jit
+from cudal1.kernelzoo.blocks import conv_rows_cuda as cr
+from cudal1.kernelzoo.blocks import conv_vec_cuda as cv
+
+#: task, H, W, kernel, padding, dilation, separable
+SHAPES = (("55", 128, 256, (3, 3), 0, 1, False), ("56", 256, 128, (3, 5), 0, 1, False),
+          ("62", 256, 256, (3, 5), 0, 1, False), ("63", 256, 256, (3, 3), 0, 1, False),
+          ("80", 256, 256, (3, 5), (1, 2), (2, 1), False), ("86", 256, 256, (3, 3), 0, 1, True),
+          ("87", 256, 256, (1, 1), 0, 1, False))
+T = cv.Tile
+VARIANTS = {"vec default": cv.DEFAULT_TILE, "vec unpaired stores": T(pairs=False),
+            "vec one row a block": T(loop=1), "vec one row unpaired": T(loop=1, pairs=False),
+            "vec plain stores": T(streaming=False)}
+
+
+def harness_like_ms(fn, timer: Timer, calls: int = 32, batches: int = 3) -> tuple[float, float]:
+    """Median host and CUDA-event ms of one call timed as the harness times it (``Timer.time_call_detailed``:
+    L2 flushed, whole-device synchronisation on both sides) in batches of ``calls`` whose outputs are all kept."""
+    host, event = [], []
+    for _ in range(batches):
+        kept = []
+        for _ in range(calls):
+            h, e, out = timer.time_call_detailed(fn, ())
+            host.append(h)
+            event.append(e)
+            kept.append(out)
+        del kept
+    return statistics.median(host), statistics.median(event)
+
+
+#: conv_rows's plain scalar store of its epilogue, replaced by an evict-first one in the "stcs" variants
+ROWS_STORE = "if (keep[k]) dst[k][cstride] = buf[k * 32 + lane];"
+
+
+def conv_rows_as(fn, wts: tuple[int, ...] | None, streaming: bool):
+    """``fn`` run with conv_rows's chunk widths set to ``wts`` (None: as committed) and its output stores
+    evict-first (``__stcs``) if ``streaming``."""
+    saved = cr._WT_CHOICES, cr._TEMPLATE
+    if ROWS_STORE not in cr._TEMPLATE:
+        raise SystemExit(f"conv_rows_cuda's template no longer contains {ROWS_STORE!r}: update the probe")
+    cr._WT_CHOICES = wts or saved[0]
+    if streaming:
+        cr._TEMPLATE = cr._TEMPLATE.replace(ROWS_STORE, "if (keep[k]) __stcs(&dst[k][cstride], buf[k * 32 + lane]);")
+    cr.rows_source.cache_clear()
+    try:
+        return fn()
+    finally:
+        cr._WT_CHOICES, cr._TEMPLATE = saved
+        cr.rows_source.cache_clear()
+
+
+def main() -> None:
+    if not torch.cuda.is_available():
+        raise SystemExit("probe_conv_vec times CUDA kernels: no CUDA device is available")
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    g = torch.Generator(device=dev).manual_seed(0)
+    timer = Timer(dev, l2_flush_bytes=2 * int(torch.cuda.get_device_properties(dev).L2_cache_size))
+    t0 = time.perf_counter()
+    print(f"{torch.cuda.get_device_name(dev)}, torch {torch.__version__}; no bias (as the tasks); b2b: back to back, "
+          f"harness: L2 flushed and device synchronised around each call, outputs of 32 calls kept")
+    print(f"{'task':4s} {'variant':20s} {'regs':>4s} {'spill':>5s} {'b2b ms':>7s} {'harness':>7s} {'events':>7s} "
+          f"{'x eager':>7s}  err / eager's err")
+    for task, h, w, k, p, d, sep in SHAPES:
+        x = torch.randn(16, 3, h, w, device=dev, generator=g)
+        if sep:
+            dw = torch.randn(3, 1, *k, device=dev, generator=g)
+            pw = torch.randn(64, 3, 1, 1, device=dev, generator=g)
+            eager = lambda: F.conv2d(F.conv2d(x, dw, None, 1, p, d, 3), pw)
+            exact = F.conv2d(F.conv2d(x.double(), dw.double(), None, 1, p, d, 3), pw.double())
+            rows = lambda: cr.separable_conv(x, dw, None, pw, None, 1, p, d)
+            vec = lambda tile: cv._launch(x, pw, dw, None, k, 64, 1, p, d, tile)
+        else:
+            wt = torch.randn(64, 3, *k, device=dev, generator=g)
+            eager = lambda: F.conv2d(x, wt, None, 1, p, d)
+            exact = F.conv2d(x.double(), wt.double(), None, 1, p, d)
+            rows = lambda: cr.conv(x, wt, None, 1, p, d, 1)
+            vec = lambda tile: cv.conv_vec(x, wt, None, 1, p, d, tile)
+        e_err = float((eager().double() - exact).abs().max())
+        runs = {"eager (cuDNN)": (eager, None), "rows committed": (rows, None),
+                "rows WT4 stcs": (lambda: conv_rows_as(rows, (4,), True), None)}
+        runs.update({name: ((lambda t=t: vec(t)), t) for name, t in VARIANTS.items()})
+        e_host = None
+        for name, (fn, tile) in runs.items():
+            try:
+                got = fn()
+                if tuple(got.shape) != tuple(exact.shape):
+                    raise ValueError(f"shape {tuple(got.shape)}, want {tuple(exact.shape)}")
+                err = float((got.double() - exact).abs().max())
+                del got
+                ms = back_to_back_ms(fn)
+                host, event = harness_like_ms(fn, timer)
+                e_host = e_host or host
+                regs = spill = -1
+                if tile is not None:
+                    src = cv.vec_source(16, 3, 64, (h, w), k, 1, cv._pair(p), cv._pair(d), sep, False, tile,
+                                        cv._multiprocessors(dev))[0]
+                    fk = cuda_jit.get_kernel(src, "conv_vec", 0)
+                    regs, spill = getattr(fk, "num_regs", -1), getattr(fk, "local_size_bytes", -1)
+                print(f"{task:4s} {name:20s} {regs:4d} {spill:5d} {ms:7.4f} {host:7.4f} {event:7.4f} "
+                      f"{e_host / host:7.2f}  {err / max(e_err, 1e-30):.2f} ({err:.2g})", flush=True)
+            except Exception as e:  # noqa: BLE001
+                print(f"{task:4s} {name:20s} failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
+    print(f"total {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
