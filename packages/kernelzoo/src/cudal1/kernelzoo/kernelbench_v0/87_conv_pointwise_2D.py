@@ -1,15 +1,9 @@
 """KernelBench level 1, 87_conv_pointwise_2D (batch_size = 16 in_channels = 3 out_channels = 64 width = 256 height = 256).
 
-cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's fp32 FMA rate. Here a
-register-tiled direct convolution in CUDA C, :func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`: each lane owns 16
-output channels x 4 consecutive columns of a row, reads its input window as 16-byte loads straight from global memory
-(L2-resident) and the weights as 16-byte shared-memory broadcasts, fp32 FMA, and stores with evict-first stores of
-whole runs of a row (512 contiguous bytes a warp store; 256 where rows are not 16-byte multiples and lanes trade
-values to pair them); a block computes one row (its 3 x 64 weights cost little to stage). Launched through the driver;
-the PyTorch function on CPU or for another padding mode. Against the 2026-11-27 kernel
-(:mod:`~cudal1.kernelzoo.blocks.conv_rows_cuda`: input rows staged in shared memory, outputs stored through a
-shared-memory transpose) the 2026-11-28 probes (benchmarks/scripts/probe_conv_vec.py) timed 25-28% less back to back
-(H200) and 8-26% less under the harness's per-call timing (H100).
+cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's FMA and write rates. Here
+:func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`, a direct convolution in CUDA C (fp32 FMA; each lane 16 output
+channels x 4 columns of a row, evict-first stores of whole row runs; a block a row; the module's docstring has the
+design and the probes); PyTorch's function on CPU or for another padding mode.
 Measured on an H100 (2026-11-28, sandboxed harness, eager baseline): 1.20x, 95% CI [1.16, 1.24] (0.173 ms against
 0.200), after 1.20x [1.20, 1.23] in the run before: no gain over conv_rows_cuda's 1.22x [1.18, 1.25] of 2026-11-27
 measured through the harness (the probe timed this kernel 19% faster than conv_rows under the harness's per-call
