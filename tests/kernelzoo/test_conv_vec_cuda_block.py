@@ -102,6 +102,7 @@ def test_supported_shapes():
     assert not supported((16, 3, 256, 256), (3, 3), (1, 2), 0, 1)  # a stride along rows
     assert not supported((16, 3, 256, 256), (3, 3), 1, "same", 1)
     assert not supported((16, 3, 8, 8, 8), (3, 3, 3), 1, 0, 1)      # 3-D
+    assert not supported((16, 3, 256, 256), (3, 3), 1, 0, 1, data_ptr=4)  # a view 4 bytes into its storage
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89", "sm_90"])
@@ -165,6 +166,12 @@ def test_conv_falls_back_to_conv_rows_where_the_kernel_does_not_apply(monkeypatc
     x = torch.randn(2, 3, 10, 16, generator=g).cuda()
     torch.testing.assert_close(conv(x, w, None, 1, 1, 1), F.conv2d(x, w, None, 1, 1, 1), rtol=1e-4, atol=1e-4)
     assert calls == [1]  # the vec kernel took this one
+    shifted = torch.randn(x.numel() + 1, generator=g).cuda()[1:].view(x.shape)  # contiguous, 4 bytes off 16
+    torch.testing.assert_close(conv(shifted, w, None, 1, 1, 1), F.conv2d(shifted, w, None, 1, 1, 1), rtol=1e-4,
+                               atol=1e-4)
+    assert calls == [1, 1]
+    with pytest.raises(ValueError, match="16 bytes"):
+        conv_vec(shifted, w, None, 1, 1, 1)
 
 
 @pytest.mark.gpu

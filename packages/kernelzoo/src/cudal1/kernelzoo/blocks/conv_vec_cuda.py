@@ -28,8 +28,8 @@ group ``w % NCG`` (``CT`` channels) and column chunk ``(w / NCG) % NWG`` of one 
 columns, lane ``l`` owning columns ``128 g + 4 l .. + 3`` of each group. Shapes, kernel size, padding, dilation,
 the row stride and the tile are compiled in (one NVRTC build per shape).
 
-Needs: a unit stride along the last dimension, an input row length that is a multiple of 4 (16-byte aligned rows)
-and one group; :func:`conv` falls back to :mod:`.conv_rows_cuda` elsewhere (and to PyTorch off CUDA fp32). The
+Needs: a unit stride along the last dimension, an input row length that is a multiple of 4 (16-byte aligned rows),
+input data that starts on 16 bytes and one group; :func:`conv` falls back to :mod:`.conv_rows_cuda` elsewhere (and to PyTorch off CUDA fp32). The
 folded depthwise-separable pair (:func:`separable_conv`) measured 0.98x on 86 and is not in the set.
 
 x: (N, Cin, H, W) float32 CUDA; weight (Cout, Cin, KH, KW); returns (N, Cout, OH, OW) float32.
@@ -211,10 +211,12 @@ DEFAULT_TILE = Tile()
 FEW_TAPS = 8
 
 
-def supported(x_shape: tuple[int, ...], kernel: tuple[int, ...], stride, padding, dilation) -> bool:
-    """Whether :func:`conv_vec` takes this 2-D convolution: a 4-D input whose rows are a multiple of 4 floats, a
-    2-D kernel, unit stride along rows, int or per-dimension padding (not a string)."""
-    if len(x_shape) != 4 or len(kernel) != 2 or isinstance(padding, str):
+def supported(x_shape: tuple[int, ...], kernel: tuple[int, ...], stride, padding, dilation,
+              data_ptr: int = 0) -> bool:
+    """Whether :func:`conv_vec` takes this 2-D convolution: a 4-D input whose rows are a multiple of 4 floats and
+    whose data starts on 16 bytes (``data_ptr``: of the contiguous input; a view with an odd storage offset does
+    not), a 2-D kernel, unit stride along rows, int or per-dimension padding (not a string)."""
+    if len(x_shape) != 4 or len(kernel) != 2 or isinstance(padding, str) or data_ptr % 16:
         return False
     sw = stride[-1] if isinstance(stride, (tuple, list)) else stride
     return sw == 1 and x_shape[3] % 4 == 0
@@ -284,6 +286,9 @@ def _launch(x: torch.Tensor, w: torch.Tensor, dw: torch.Tensor | None, bias: tor
             kernel: tuple[int, int], cout: int, stride, padding, dilation, tile: Tile) -> torch.Tensor:
     n, cin, ih, iw = x.shape
     sh, sw = _pair(stride)
+    if x.data_ptr() % 16:
+        raise ValueError("conv_vec reads 16-byte blocks: the input's data must start on 16 bytes (a view with an odd "
+                         "storage offset does not; clone it, or use conv_rows_cuda)")
     if sw != 1:
         raise ValueError(f"conv_vec needs a unit stride along rows, got {stride}: use conv_rows_cuda")
     src, (oh, ow), grid, threads = vec_source(n, cin, cout, (ih, iw), kernel, sh, _pair(padding), _pair(dilation),
@@ -310,9 +315,10 @@ def conv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, strid
          groups: int = 1) -> torch.Tensor:
     """Convolution with ``torch.nn.functional.conv2d``'s arguments: this kernel where :func:`supported` (one group,
     fp32 CUDA, CuPy installed), :func:`conv_rows_cuda.conv` elsewhere (which runs PyTorch off CUDA fp32)."""
-    if groups == 1 and usable(x, weight, bias) and supported(tuple(x.shape), tuple(weight.shape[2:]), stride,
-                                                             padding, dilation):
-        return conv_vec(x, weight, bias, stride, padding, dilation)
+    if groups == 1 and usable(x, weight, bias):
+        x = x.contiguous()
+        if supported(tuple(x.shape), tuple(weight.shape[2:]), stride, padding, dilation, x.data_ptr()):
+            return conv_vec(x, weight, bias, stride, padding, dilation)
     return conv_rows_cuda.conv(x, weight, bias, stride, padding, dilation, groups)
 
 
@@ -323,11 +329,11 @@ def separable_conv(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | No
     ``pw @ dw_bias + pw_bias``: linear maps compose, for every input and parameter value. This kernel where
     :func:`supported`, :func:`conv_rows_cuda.separable_conv` elsewhere. x: (N, Cin, H, W); returns (N, Cout, OH,
     OW)."""
-    if not (usable(x, dw, pw, dw_bias, pw_bias) and supported(tuple(x.shape), tuple(dw.shape[2:]), stride, padding,
-                                                              dilation)):
-        if not usable(x, dw, pw, dw_bias, pw_bias):
-            return torch_separable(x, dw, dw_bias, pw, pw_bias, stride, padding, dilation)
+    if not usable(x, dw, pw, dw_bias, pw_bias):
+        return torch_separable(x, dw, dw_bias, pw, pw_bias, stride, padding, dilation)
+    x = x.contiguous()
+    if not supported(tuple(x.shape), tuple(dw.shape[2:]), stride, padding, dilation, x.data_ptr()):
         return conv_rows_cuda.separable_conv(x, dw, dw_bias, pw, pw_bias, stride, padding, dilation)
     bias = separable_bias(x, dw, dw_bias, pw, pw_bias)
-    return _launch(x.contiguous(), pw.contiguous(), dw.contiguous(), bias, tuple(dw.shape[2:]), pw.shape[0],
-                   stride, padding, dilation, DEFAULT_TILE)
+    return _launch(x, pw.contiguous(), dw.contiguous(), bias, tuple(dw.shape[2:]), pw.shape[0], stride, padding,
+                   dilation, DEFAULT_TILE)
