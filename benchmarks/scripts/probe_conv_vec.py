@@ -19,6 +19,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+from probe_conv_rows_occupancy import SHAPES  # task, H, W, kernel, padding, dilation, separable
 from probe_cudnn_fused import timed as back_to_back_ms
 
 from cudal1.harness.timing import Timer
@@ -26,11 +27,6 @@ from cudal1.kernelzoo import cuda_jit
 from cudal1.kernelzoo.blocks import conv_rows_cuda as cr
 from cudal1.kernelzoo.blocks import conv_vec_cuda as cv
 
-#: task, H, W, kernel, padding, dilation, separable
-SHAPES = (("55", 128, 256, (3, 3), 0, 1, False), ("56", 256, 128, (3, 5), 0, 1, False),
-          ("62", 256, 256, (3, 5), 0, 1, False), ("63", 256, 256, (3, 3), 0, 1, False),
-          ("80", 256, 256, (3, 5), (1, 2), (2, 1), False), ("86", 256, 256, (3, 3), 0, 1, True),
-          ("87", 256, 256, (1, 1), 0, 1, False))
 T = cv.Tile
 VARIANTS = {"vec default": cv.DEFAULT_TILE, "vec unpaired stores": T(pairs=False),
             "vec one row a block": T(loop=1), "vec one row unpaired": T(loop=1, pairs=False),

@@ -45,7 +45,7 @@ import torch
 from .. import cuda_jit
 from ..kernel_specs import CudaSource
 from . import conv_rows_cuda
-from .conv_cuda import check_one_group, separable_bias, torch_separable, usable
+from .conv_cuda import _triple, check_one_group, separable_bias, torch_separable, usable
 
 __all__ = ["Tile", "conv", "conv_vec", "separable_conv", "supported", "vec_source"]
 
@@ -145,7 +145,7 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
                 const float a0 = acc[c][g][0] + bv, a1 = acc[c][g][1] + bv, a2 = acc[c][g][2] + bv,
                             a3 = acc[c][g][3] + bv;
 #if VW == 4
-                if (col < OW) STORE4((float4*)(yr + col), make_float4(a0, a1, a2, a3));
+                if (col < OW) STORE((float4*)(yr + col), make_float4(a0, a1, a2, a3));
 #elif VW == 2 && PAIRS
                 // rows of 8-byte but not 16-byte multiples: lane l stores columns 2l, 2l + 1 and 64 + 2l, 65 + 2l of
                 // the group (taken from lanes l / 2 and 16 + l / 2), so that each store is 256 contiguous bytes
@@ -158,17 +158,17 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
                     t0 = __shfl_sync(0xffffffffu, a0, s2); t1 = __shfl_sync(0xffffffffu, a1, s2);
                     t2 = __shfl_sync(0xffffffffu, a2, s2); t3 = __shfl_sync(0xffffffffu, a3, s2);
                     const float2 hi = odd ? make_float2(t2, t3) : make_float2(t0, t1);
-                    if (base + 2 * lane < OW) STORE2((float2*)(yr + base + 2 * lane), lo);
-                    if (base + 64 + 2 * lane < OW) STORE2((float2*)(yr + base + 64 + 2 * lane), hi);
+                    if (base + 2 * lane < OW) STORE((float2*)(yr + base + 2 * lane), lo);
+                    if (base + 64 + 2 * lane < OW) STORE((float2*)(yr + base + 64 + 2 * lane), hi);
                 }
 #elif VW == 2
-                if (col < OW) STORE2((float2*)(yr + col), make_float2(a0, a1));
-                if (col + 2 < OW) STORE2((float2*)(yr + col + 2), make_float2(a2, a3));
+                if (col < OW) STORE((float2*)(yr + col), make_float2(a0, a1));
+                if (col + 2 < OW) STORE((float2*)(yr + col + 2), make_float2(a2, a3));
 #else
-                if (col < OW) STORE1(yr + col, a0);
-                if (col + 1 < OW) STORE1(yr + col + 1, a1);
-                if (col + 2 < OW) STORE1(yr + col + 2, a2);
-                if (col + 3 < OW) STORE1(yr + col + 3, a3);
+                if (col < OW) STORE(yr + col, a0);
+                if (col + 1 < OW) STORE(yr + col + 1, a1);
+                if (col + 2 < OW) STORE(yr + col + 2, a2);
+                if (col + 3 < OW) STORE(yr + col + 3, a3);
 #endif
             }
         }
@@ -223,10 +223,8 @@ def supported(x_shape: tuple[int, ...], kernel: tuple[int, ...], stride, padding
 
 
 def _pair(v) -> tuple[int, int]:
-    t = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-    if len(t) != 2:
-        raise ValueError(f"expected one value or two (height, width), got {v!r}")
-    return int(t[0]), int(t[1])
+    """An int or a (height, width) pair as (height, width)."""
+    return _triple(v, 2, 0)[1:]  # type: ignore[return-value]
 
 
 @functools.lru_cache(maxsize=64)
@@ -267,7 +265,7 @@ def vec_source(n: int, cin: int, cout: int, spatial: tuple[int, int], kernel: tu
     consts = dict(CIN=cin, COUT=cout, IH=ih, IW=iw, OH=oh, OW=ow, KH=kh, KW=kw, SH=stride_h, PH=ph, PW=pw, DH=dh,
                   DW=dwl, CT=tile.ct, G=tile.g, NWG=nwg, RB=rb, MINB=tile.minb, B0=b0, OFF=off, NB=nb, VW=vw,
                   ROWS=rows, LOOP=loop, PAIRS=int(tile.pairs), FACTOR=int(factor), HAS_BIAS=int(has_bias),
-                  STORE4=store, STORE2=store, STORE1=store)
+                  STORE=store)
     head = "".join(f"#define {k} {v}\n" for k, v in consts.items())
     head += "template <typename T> __device__ __forceinline__ void _st(T* p, T v) { *p = v; }\n"
     name = "conv_vec_" + "_".join(str(v) for v in consts.values())
