@@ -1,0 +1,71 @@
+"""A unit-stride transposed convolution as the forward convolution of the same input with the weight flipped along
+every spatial axis and its two channel axes swapped, padded ``d (k - 1) - p`` on each side: the same linear map for
+every input and weight (output ``o`` gathers ``x[o + p - k d] w[k]``; with ``k' = K - 1 - k`` that is the forward
+convolution's ``x[o + k' d - (d (K - 1) - p)] w'[k']``), in fp32 like the reference (whatever TF32 setting the
+caller has for cuDNN convolutions applies to both).
+
+Why: cuDNN runs ``conv_transpose{2,3}d`` (its backward-data kernels) and ``conv{2,3}d`` (forward kernels) with
+different algorithms. For KernelBench level 1's stride-1 2-D transposed convolutions of 32 -> 64 channels the
+forward ones were faster on an H100 (``benchmarks/scripts/probe_convt_forward.py``, 2026-11-28, one call timed as the
+harness times it): 78 0.85 ms against 1.38 (eager) and 1.15 (the Triton implicit GEMM of :mod:`.conv_transpose`),
+57 0.34 against 0.49 and 0.41 (Triton), 71 0.57 against 1.52 and 0.67, 69 0.087 against 0.106; not on 65 (0.56
+against 0.56) nor in 3-D on 68 (77 ms back to back against Triton's 39). Per call the flipped weight is formed
+again (a copy of its 30-60 K values, and cuDNN's own to contiguous): parameters are read at every call, nothing is
+cached.
+
+:func:`conv_transpose` takes ``torch.nn.functional.conv_transpose{1,2,3}d``'s arguments and runs the forward
+convolution where :func:`applies` (unit stride, no output padding, one group, ``d (k - 1) - p >= 0``: PyTorch's
+forward convolution takes no negative padding), the transposed one elsewhere. Any device and dtype: it is PyTorch
+either way.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["applies", "conv_transpose", "forward_padding"]
+
+_FORWARD = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_TRANSPOSED = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+
+def _per_dim(v, nd: int) -> tuple[int, ...]:
+    t = tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
+    if len(t) != nd:
+        raise ValueError(f"expected {nd} values (one per spatial dimension), got {t}")
+    return tuple(int(e) for e in t)
+
+
+def forward_padding(kernel: tuple[int, ...], padding, dilation) -> tuple[int, ...]:
+    """The forward convolution's padding per spatial dimension, ``d (k - 1) - p`` (negative: it would crop)."""
+    nd = len(kernel)
+    return tuple(d * (k - 1) - p for k, p, d in zip(kernel, _per_dim(padding, nd), _per_dim(dilation, nd),
+                                                       strict=True))
+
+
+def applies(weight: torch.Tensor, stride=1, padding=0, output_padding=0, groups: int = 1, dilation=1) -> bool:
+    """Whether :func:`conv_transpose` runs the forward convolution for these arguments (``weight``: (Cin, Cout,
+    *kernel))."""
+    nd = weight.dim() - 2
+    if nd not in _FORWARD or groups != 1 or isinstance(padding, str):
+        return False
+    if set(_per_dim(stride, nd)) != {1} or set(_per_dim(output_padding, nd)) != {0}:
+        return False
+    return min(forward_padding(tuple(weight.shape[2:]), padding, dilation)) >= 0
+
+
+def conv_transpose(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride=1, padding=0,
+                   output_padding=0, groups: int = 1, dilation=1) -> torch.Tensor:
+    """``torch.nn.functional.conv_transpose{1,2,3}d(x, weight, bias, stride, padding, output_padding, groups,
+    dilation)``, as the forward convolution of the flipped, channel-swapped weight where :func:`applies`.
+    x: (N, Cin, *spatial); weight: (Cin, Cout, *kernel); returns (N, Cout, *out), x's dtype."""
+    nd = x.dim() - 2
+    if nd != weight.dim() - 2 or nd not in _FORWARD:
+        raise ValueError(f"x {tuple(x.shape)} and weight {tuple(weight.shape)} are not a 1-3-D transposed "
+                         f"convolution's (N, Cin, *spatial) and (Cin, Cout, *kernel)")
+    if not applies(weight, stride, padding, output_padding, groups, dilation):
+        return _TRANSPOSED[nd](x, weight, bias, stride, padding, output_padding, groups, dilation)
+    flipped = weight.flip(tuple(range(2, 2 + nd))).transpose(0, 1)
+    return _FORWARD[nd](x, flipped, bias, 1, forward_padding(tuple(weight.shape[2:]), padding, dilation),
+                        _per_dim(dilation, nd))

@@ -1,0 +1,36 @@
+"""KernelBench level 1, 69_conv_transposed_2D__asymmetric_input__asymmetric_kernel (x: (16, 32, 16, 32) fp32;
+ConvTranspose2d(32 -> 64, k=(3, 5), stride 1, no padding, no bias) -> (16, 64, 18, 36)).
+
+A stride-1 transposed convolution is the forward convolution of the same input with the weight flipped and its
+channel axes swapped, padded (2, 4): :func:`cudal1.kernelzoo.blocks.convt_as_conv.conv_transpose` runs it as
+``conv2d`` (cuDNN's forward kernels instead of its backward-data ones; the flipped weight is formed at every call).
+0.32 GFMA: a few tens of microseconds either way.
+
+Probe (H100, 2026-11-28, one call timed as the harness times it, ``benchmarks/scripts/probe_convt_forward.py``): 0.087
+ms against eager's 0.106; the Triton implicit GEMM of :mod:`cudal1.kernelzoo.blocks.conv_transpose` measured 0.84x
+through the harness (2026-11-27).
+
+Measured on an H100 (2026-11-28, sandboxed harness, eager baseline, two runs in call 5 of benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100.md):
+1.06x, 95% CI [1.05, 1.08] (timing_unstable), then 1.08x [1.05, 1.13], verified both times; moved from ``pending/``.
+Over torch.compile (call 6): 2.99x.
+"""
+
+import torch
+import torch.nn as nn
+
+from cudal1.kernelzoo.blocks.convt_as_conv import conv_transpose
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple = (1, 1),
+                 padding: tuple = (0, 0), output_padding: tuple = (0, 0), dilation: tuple = (1, 1), groups: int = 1,
+                 bias: bool = False):
+        super().__init__()
+        self.conv_transpose2d = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=stride,
+                                                   padding=padding, output_padding=output_padding, dilation=dilation,
+                                                   groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ct = self.conv_transpose2d
+        return conv_transpose(x, ct.weight, ct.bias, ct.stride, ct.padding, ct.output_padding, ct.groups,
+                              ct.dilation)
