@@ -10,7 +10,7 @@ forward ones were faster on an H100 (``benchmarks/scripts/probe_convt_forward.py
 harness times it): 78 0.85 ms against 1.38 (eager) and 1.15 (the Triton implicit GEMM of :mod:`.conv_transpose`),
 57 0.34 against 0.49 and 0.41 (Triton), 71 0.57 against 1.52 and 0.67, 69 0.087 against 0.106; not on 65 (0.56
 against 0.56) nor in 3-D on 68 (77 ms back to back against Triton's 39). Per call the flipped weight is formed
-again (a copy of its 30-60 K values, and cuDNN's own to contiguous): parameters are read at every call, nothing is
+again (a copy of its 18-31 K values, and cuDNN's own to contiguous): parameters are read at every call, nothing is
 cached.
 
 :func:`conv_transpose` takes ``torch.nn.functional.conv_transpose{1,2,3}d``'s arguments and runs the forward

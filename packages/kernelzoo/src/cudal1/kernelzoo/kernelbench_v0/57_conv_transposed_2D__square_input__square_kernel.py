@@ -1,6 +1,6 @@
 """KernelBench level 1, 57_conv_transposed_2D__square_input__square_kernel (x: (16, 32, 128, 128) fp32;
 ConvTranspose2d(32 -> 64, k=3, stride 1, no bias) -> (16, 64, 130, 130)). Earlier
-a Triton implicit GEMM (:mod:`cudal1.kernelzoo.blocks.conv_transpose`), 1.43-3.23x through the harness over five runs,
+a Triton implicit GEMM (:mod:`cudal1.kernelzoo.blocks.conv_transpose`), 1.43-1.94x through the harness over three runs,
 1.65x in the fifteenth pass's table.
 
 A stride-1 transposed convolution is the forward convolution of the same input with the weight flipped and its

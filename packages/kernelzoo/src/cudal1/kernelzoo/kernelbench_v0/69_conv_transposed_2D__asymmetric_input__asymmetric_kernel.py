@@ -8,7 +8,7 @@ channel axes swapped, padded (2, 4): :func:`cudal1.kernelzoo.blocks.convt_as_con
 
 Probe (H100, 2026-11-28, one call timed as the harness times it, ``benchmarks/scripts/probe_convt_forward.py``): 0.087
 ms against eager's 0.106; the Triton implicit GEMM of :mod:`cudal1.kernelzoo.blocks.conv_transpose` measured 0.84x
-through the harness (2026-11-27).
+through the harness (2026-11-26).
 
 Measured on an H100 (2026-11-28, sandboxed harness, eager baseline, two runs in call 5 of benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100.md):
 1.06x, 95% CI [1.05, 1.08] (timing_unstable), then 1.08x [1.05, 1.13], verified both times; moved from ``pending/``.
