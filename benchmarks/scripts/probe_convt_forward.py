@@ -62,9 +62,9 @@ def main() -> None:
         exact = convt(x[:1].double(), w.double(), None, 1, p)
         fma = exact.numel() * 16 * cin * torch.tensor(k).prod().item()
         fpad = convt_as_conv.forward_padding(k, p, 1)
-        flipped = lambda: w.flip(tuple(range(2, 2 + len(k)))).transpose(0, 1)
         fmt = torch.channels_last if len(sp) == 2 else torch.channels_last_3d
-        nhwc = lambda: conv(x.contiguous(memory_format=fmt), flipped().contiguous(memory_format=fmt), None, 1, fpad)
+        nhwc = lambda: conv(x.contiguous(memory_format=fmt),
+                            convt_as_conv.flipped_weight(w).contiguous(memory_format=fmt), None, 1, fpad)
         runs = {"eager (cuDNN)": lambda: convt(x, w, None, 1, p),
                 "triton implicit GEMM": lambda: ct.conv_transpose(x, w, None, 1, p),
                 "cudnn forward": lambda: convt_as_conv.conv_transpose(x, w, None, 1, p),

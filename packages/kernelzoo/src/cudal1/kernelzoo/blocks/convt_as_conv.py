@@ -24,17 +24,17 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-__all__ = ["applies", "conv_transpose", "forward_padding"]
+from .conv_cuda import _triple
+
+__all__ = ["applies", "conv_transpose", "flipped_weight", "forward_padding"]
 
 _FORWARD = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _TRANSPOSED = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 
 
 def _per_dim(v, nd: int) -> tuple[int, ...]:
-    t = tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
-    if len(t) != nd:
-        raise ValueError(f"expected {nd} values (one per spatial dimension), got {t}")
-    return tuple(int(e) for e in t)
+    """An int or one value per spatial dimension, as one per dimension (ValueError on a wrong count)."""
+    return _triple(v, nd, 0)[3 - nd:]
 
 
 def forward_padding(kernel: tuple[int, ...], padding, dilation) -> tuple[int, ...]:
@@ -44,15 +44,30 @@ def forward_padding(kernel: tuple[int, ...], padding, dilation) -> tuple[int, ..
                                                        strict=True))
 
 
+def flipped_weight(weight: torch.Tensor) -> torch.Tensor:
+    """The forward convolution's weight (Cout, Cin, *kernel) of a transposed one's (Cin, Cout, *kernel): flipped
+    along every spatial axis (a copy), channel axes swapped (a view)."""
+    return weight.flip(tuple(range(2, weight.dim()))).transpose(0, 1)
+
+
+def _forward_args(weight: torch.Tensor, stride, padding, output_padding, groups: int, dilation
+                  ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The forward convolution's (padding, dilation) for these transposed-convolution arguments, or None where the
+    rewrite does not apply."""
+    nd = weight.dim() - 2
+    if nd not in _FORWARD or groups != 1 or isinstance(padding, str):
+        return None
+    if set(_per_dim(stride, nd)) != {1} or set(_per_dim(output_padding, nd)) != {0}:
+        return None
+    dil = _per_dim(dilation, nd)
+    fpad = forward_padding(tuple(weight.shape[2:]), padding, dil)
+    return (fpad, dil) if min(fpad) >= 0 else None
+
+
 def applies(weight: torch.Tensor, stride=1, padding=0, output_padding=0, groups: int = 1, dilation=1) -> bool:
     """Whether :func:`conv_transpose` runs the forward convolution for these arguments (``weight``: (Cin, Cout,
     *kernel))."""
-    nd = weight.dim() - 2
-    if nd not in _FORWARD or groups != 1 or isinstance(padding, str):
-        return False
-    if set(_per_dim(stride, nd)) != {1} or set(_per_dim(output_padding, nd)) != {0}:
-        return False
-    return min(forward_padding(tuple(weight.shape[2:]), padding, dilation)) >= 0
+    return _forward_args(weight, stride, padding, output_padding, groups, dilation) is not None
 
 
 def conv_transpose(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride=1, padding=0,
@@ -64,8 +79,7 @@ def conv_transpose(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
     if nd != weight.dim() - 2 or nd not in _FORWARD:
         raise ValueError(f"x {tuple(x.shape)} and weight {tuple(weight.shape)} are not a 1-3-D transposed "
                          f"convolution's (N, Cin, *spatial) and (Cin, Cout, *kernel)")
-    if not applies(weight, stride, padding, output_padding, groups, dilation):
+    args = _forward_args(weight, stride, padding, output_padding, groups, dilation)
+    if args is None:
         return _TRANSPOSED[nd](x, weight, bias, stride, padding, output_padding, groups, dilation)
-    flipped = weight.flip(tuple(range(2, 2 + nd))).transpose(0, 1)
-    return _FORWARD[nd](x, flipped, bias, 1, forward_padding(tuple(weight.shape[2:]), padding, dilation),
-                        _per_dim(dilation, nd))
+    return _FORWARD[nd](x, flipped_weight(weight), bias, 1, *args)
