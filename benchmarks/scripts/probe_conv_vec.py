@@ -1,14 +1,18 @@
-"""``blocks.conv_vec_cuda`` (lanes own 4 consecutive output columns, 16-byte loads and stores, no shared-memory
-epilogue) against eager (cuDNN) and ``blocks.conv_rows_cuda`` (the set's kernel for 62, 63, 80 and 87) at KernelBench
-level 1's 3 -> 64 channel 2-D convolutions (55, 56, 62, 63, 80, 86 folded, 87), one line per tile. Per variant:
-registers and local (spill) bytes a thread; the GPU time of one call in a stream of 50 back-to-back calls (CUDA
-events, no flush); one call timed as the harness times it (L2 flushed, the device synchronised on both sides, host
-clock; CUDA events beside it; the outputs of 32 calls kept), and eager's over that; the max error against a float64
-convolution divided by eager's (below ~2: as exact as cuDNN's fp32). GPU only (about a minute on an H100):
+"""``blocks.conv_vec_cuda``'s tiles (lanes own 4 consecutive output columns, 16-byte loads and stores, no
+shared-memory epilogue) against eager (cuDNN) at KernelBench level 1's 3 -> 64 channel 2-D convolutions (55, 56, 62,
+63, 80, 86 folded, 87), one line per tile: the committed tile (the set's 55 / 56 / 62 / 63 / 80 / 87) and tiles that
+copy the next row group's input rows into shared memory while the current one is computed and stored (``stage``).
+Per variant: registers and local (spill) bytes a thread; the GPU time of one call in a stream of 50 back-to-back
+calls (CUDA events, no flush); one call timed as the harness times it (L2 flushed, the device synchronised on both
+sides, host clock; CUDA events beside it; the outputs of 32 calls kept), and eager's over that; the max error
+against a float64 convolution divided by eager's (below ~2: as exact as cuDNN's fp32). Then the cost of the
+output's layout (:data:`LAYOUTS`: 63's 254-float rows against 256-float ones, and store-only proxies). GPU only (under a minute on
+an H100):
 
     PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_vec.py
 
-The probe, not the harness: only the harness's numbers are results.
+The probe, not the harness: only the harness's numbers are results. (Until 2026-11-28's sixteenth pass it also timed
+conv_rows_cuda and the unpaired / plain-store / one-row tiles: the fifteenth pass's logs hold those rows.)
 """
 
 # ruff: noqa: B023, E731  (each lambda is called at once, inside its loop iteration)
@@ -24,13 +28,12 @@ from probe_cudnn_fused import timed as back_to_back_ms
 
 from cudal1.harness.timing import Timer
 from cudal1.kernelzoo import cuda_jit
-from cudal1.kernelzoo.blocks import conv_rows_cuda as cr
 from cudal1.kernelzoo.blocks import conv_vec_cuda as cv
 
 T = cv.Tile
-VARIANTS = {"vec default": cv.DEFAULT_TILE, "vec unpaired stores": T(pairs=False),
-            "vec one row a block": T(loop=1), "vec one row unpaired": T(loop=1, pairs=False),
-            "vec plain stores": T(streaming=False)}
+VARIANTS = {"vec committed": cv.DEFAULT_TILE, "vec staged": T(stage=True),
+            "vec staged ct8 B3": T(ct=8, minb=3, stage=True), "vec staged ct8 g2": T(ct=8, g=2, stage=True),
+            "vec staged L8": T(stage=True, loop=8)}
 
 
 def harness_like_ms(fn, timer: Timer, calls: int = 32, batches: int = 3) -> tuple[float, float]:
@@ -46,27 +49,6 @@ def harness_like_ms(fn, timer: Timer, calls: int = 32, batches: int = 3) -> tupl
             kept.append(out)
         del kept
     return statistics.median(host), statistics.median(event)
-
-
-#: conv_rows's plain scalar store of its epilogue, replaced by an evict-first one in the "stcs" variants
-ROWS_STORE = "if (keep[k]) dst[k][cstride] = buf[k * 32 + lane];"
-
-
-def conv_rows_as(fn, wts: tuple[int, ...] | None, streaming: bool):
-    """``fn`` run with conv_rows's chunk widths set to ``wts`` (None: as committed) and its output stores
-    evict-first (``__stcs``) if ``streaming``."""
-    saved = cr._WT_CHOICES, cr._TEMPLATE
-    if ROWS_STORE not in cr._TEMPLATE:
-        raise SystemExit(f"conv_rows_cuda's template no longer contains {ROWS_STORE!r}: update the probe")
-    cr._WT_CHOICES = wts or saved[0]
-    if streaming:
-        cr._TEMPLATE = cr._TEMPLATE.replace(ROWS_STORE, "if (keep[k]) __stcs(&dst[k][cstride], buf[k * 32 + lane]);")
-    cr.rows_source.cache_clear()
-    try:
-        return fn()
-    finally:
-        cr._WT_CHOICES, cr._TEMPLATE = saved
-        cr.rows_source.cache_clear()
 
 
 def main() -> None:
@@ -88,17 +70,14 @@ def main() -> None:
             pw = torch.randn(64, 3, 1, 1, device=dev, generator=g)
             eager = lambda: F.conv2d(F.conv2d(x, dw, None, 1, p, d, 3), pw)
             exact = F.conv2d(F.conv2d(x.double(), dw.double(), None, 1, p, d, 3), pw.double())
-            rows = lambda: cr.separable_conv(x, dw, None, pw, None, 1, p, d)
             vec = lambda tile: cv._launch(x, pw, dw, None, k, 64, 1, p, d, tile)
         else:
             wt = torch.randn(64, 3, *k, device=dev, generator=g)
             eager = lambda: F.conv2d(x, wt, None, 1, p, d)
             exact = F.conv2d(x.double(), wt.double(), None, 1, p, d)
-            rows = lambda: cr.conv(x, wt, None, 1, p, d, 1)
             vec = lambda tile: cv.conv_vec(x, wt, None, 1, p, d, tile)
         e_err = float((eager().double() - exact).abs().max())
-        runs = {"eager (cuDNN)": (eager, None), "rows committed": (rows, None),
-                "rows WT4 stcs": (lambda: conv_rows_as(rows, (4,), True), None)}
+        runs = {"eager (cuDNN)": (eager, None)}
         runs.update({name: ((lambda t=t: vec(t)), t) for name, t in VARIANTS.items()})
         e_host = None
         for name, (fn, tile) in runs.items():
@@ -121,7 +100,34 @@ def main() -> None:
                       f"{e_host / host:7.2f}  {err / max(e_err, 1e-30):.2f} ({err:.2g})", flush=True)
             except Exception as e:  # noqa: BLE001
                 print(f"{task:4s} {name:20s} failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
+    store_layouts(dev, g)
     print(f"total {time.perf_counter() - t0:.1f} s")
+
+
+#: name -> input (C, H, W), kernel, padding, tile: 63's output (254-float rows) beside the same work with 256-float
+#: (16-byte aligned) rows, and nearly store-only proxies of both (one input channel, 1 x 3 or 1 x 1 taps), all 64
+#: output channels of 16 samples
+LAYOUTS = {"63 as is (254 cols)": ((3, 256, 256), (3, 3), 0, cv.DEFAULT_TILE),
+           "63 padded (256 cols)": ((3, 256, 256), (3, 3), (0, 1), cv.DEFAULT_TILE),
+           "3 taps (254 cols)": ((1, 254, 256), (1, 3), 0, T(loop=16)),
+           "1 tap (256 cols)": ((1, 254, 256), (1, 1), 0, T(loop=16)),
+           "3 taps (254) plain": ((1, 254, 256), (1, 3), 0, T(loop=16, streaming=False)),
+           "1 tap (256) plain": ((1, 254, 256), (1, 1), 0, T(loop=16, streaming=False))}
+
+
+def store_layouts(dev: torch.device, g: torch.Generator) -> None:
+    """How much of a 3 -> 64 channel convolution's time its output rows' layout takes: back-to-back ms and output
+    TB/s of :data:`LAYOUTS`."""
+    print(f"{'layout':24s} {'out':>12s} {'b2b ms':>7s} {'out TB/s':>8s} ok")
+    for name, ((c, h, w), k, p, tile) in LAYOUTS.items():
+        x = torch.randn(16, c, h, w, device=dev, generator=g)
+        wt = torch.randn(64, c, *k, device=dev, generator=g)
+        fn = lambda: cv.conv_vec(x, wt, None, 1, p, 1, tile)
+        got = fn()
+        ok = torch.allclose(got, F.conv2d(x, wt, None, 1, p, 1), rtol=1e-4, atol=1e-4)
+        ms = back_to_back_ms(fn)
+        print(f"{name:24s} {str(tuple(got.shape[2:])):>12s} {ms:7.4f} {got.numel() * 4 / ms / 1e9:8.2f} {ok}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ separable product, bias, plain and evict-first stores), the refusals and the fal
 are not 16-byte multiples or a stride along rows, PyTorch off CUDA). On a GPU: the kernel against
 ``torch.nn.functional.conv2d`` on shapes that exercise each branch (channel counts that are not a multiple of a
 lane's 16, rows over 128 and 256 columns, odd output widths, row and column padding beyond the kernel's reach,
-dilation, a stride along columns, blocks looping over rows with a remainder)."""
+dilation, a stride along columns, blocks looping over rows with a remainder; each again with the input rows staged in
+shared memory)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ CASES = {  # N, Cin, Cout, (H, W), kernel, stride, padding, dilation, bias, tile
     "padding_past_the_kernel": (1, 4, 16, (6, 8), (3, 3), 1, (2, 5), 1, True, DEFAULT_TILE),
     "loop_with_remainder": (2, 3, 32, (13, 36), (3, 3), 1, 0, 1, True, Tile(loop=5, rb=3)),
     "ct8_two_groups_plain": (2, 3, 24, (7, 260), (3, 3), 1, 1, 1, True, Tile(ct=8, g=2, streaming=False, loop=2)),
+    # input rows copied into shared memory a row group ahead: padded rows, a remainder of rows in the last group of
+    # three, a stride along columns, two column groups a lane
+    "staged_pad_dilation": (2, 3, 20, (9, 16), (3, 5), 1, (1, 2), (2, 1), True, Tile(stage=True, loop=3)),
+    "staged_loop_with_remainder": (2, 3, 32, (13, 36), (3, 3), 1, 0, 1, False, Tile(loop=5, rb=3, stage=True)),
+    "staged_row_stride_wide": (2, 3, 70, (11, 300), (3, 3), (2, 1), 1, 1, False, Tile(stage=True)),
+    "staged_ct8_g2": (1, 2, 24, (7, 260), (2, 3), 1, (2, 1), 1, True, Tile(ct=8, g=2, stage=True, loop=2)),
 }
 
 
@@ -89,6 +96,8 @@ def test_refusals():
         vec_source(1, 3, 256, (3, 1024), (3, 3), 1, (0, 0), (1, 1), False, False, Tile(ct=4))
     with pytest.raises(ValueError, match="shared memory"):
         vec_source(1, 64, 64, (8, 8), (5, 5), 1, (0, 0), (1, 1), False, False)
+    with pytest.raises(ValueError, match="staged input rows"):  # 2 x 3 x 3 rows of 1024 floats, twice, do not fit
+        vec_source(1, 3, 64, (8, 1024), (3, 3), 1, (0, 0), (1, 1), False, False, Tile(stage=True))
     with pytest.raises(ValueError, match="multiple of 4"):
         Tile(ct=6)
     with pytest.raises(ValueError, match="grouped"):
@@ -111,7 +120,8 @@ def test_sources_compile_for_every_family_without_spills(tmp_path, arch):
     if nvcc is None:
         pytest.skip("nvcc not found (nvidia-cuda-nvcc wheel or PATH)")
     for name, factor in (("pad_dilation_cout20", False), ("square_vw2", True), ("odd_width_vw1", False),
-                         ("ct8_two_groups_plain", False), ("loop_with_remainder", True)):
+                         ("ct8_two_groups_plain", False), ("loop_with_remainder", True),
+                         ("staged_loop_with_remainder", True), ("staged_pad_dilation", False)):
         src = _source(CASES[name], factor)[0]
         cu = tmp_path / f"{name}_{factor}.cu"
         cu.write_text(src.code)

@@ -55,6 +55,31 @@ _TEMPLATE = r"""
 #define COUTP (NCG * CT)
 #define NT (32 * NCG * NWG * RB)
 #define WINL (4 * NB)
+#define IW4 (IW / 4)
+#if STAGE
+#define NSR (RB * CIN * KH)  // input rows a row group reads: (row in the group, input channel, kernel row)
+// 16-byte global -> shared copy that bypasses the registers (sm_80+)
+__device__ __forceinline__ void cp_async16(float4* dst, const float4* src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(d), "l"(src));
+}
+// issue the copies of row group `it`'s input rows into `buf` (rows outside the input are not copied: the loop that
+// reads them skips them), then close the group of copies
+__device__ __forceinline__ void stage_rows(float4* buf, const float4* __restrict__ x4, int it)
+{
+    const int row0 = (blockIdx.x * LOOP + it) * RB;
+    for (int i = threadIdx.x; i < NSR * IW4; i += NT) {
+        const int b = i % IW4, s = i / IW4;
+        const int kh = s % KH, ci = (s / KH) % CIN, row = row0 + s / (KH * CIN);
+        if (row >= ROWS) continue;
+        const int n = row / OH, oh = row % OH, ih = oh * SH - PH + kh * DH;
+        if (ih < 0 || ih >= IH) continue;
+        cp_async16(buf + i, x4 + ((long long)(n * CIN + ci) * IH + ih) * IW4 + b);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+#endif
 extern "C" __global__ void __launch_bounds__(NT, MINB)
 conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ dw,
          const float* __restrict__ bias, float* __restrict__ y)
@@ -79,10 +104,27 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
     const int cg = warp % NCG, q = warp / NCG;
     const int wg = q % NWG;
     const int co0 = cg * CT;
+#if STAGE
+    // the input rows of row group it + 1 are copied into shared memory (double buffer) while group it is computed
+    // from the other buffer and stored
+    __shared__ float4 xs4[2][NSR * IW4];
+    stage_rows(xs4[0], (const float4*)x, 0);
+#endif
 #pragma unroll 1
     for (int it = 0; it < LOOP; ++it) {  // LOOP consecutive row groups a block: the weights are staged once
         const int row = (blockIdx.x * LOOP + it) * RB + q / NWG;
+#if STAGE
+        if ((blockIdx.x * LOOP + it) * RB >= ROWS) return;  // the same for the whole block
+        __syncthreads();  // every warp is done with the buffer group it + 1 is copied into (read in group it - 1)
+        if (it + 1 < LOOP) stage_rows(xs4[(it + 1) & 1], (const float4*)x, it + 1);
+        else asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 1;\n" ::);  // this thread's copies of group it have landed
+        __syncthreads();                                // and every thread's
+        if (row >= ROWS) continue;
+        const float4* xg = xs4[it & 1] + (q / NWG) * (CIN * KH * IW4);
+#else
         if (row >= ROWS) return;
+#endif
         const int n = row / OH, oh = row % OH;
         float acc[CT][G][4];
 #pragma unroll
@@ -97,7 +139,13 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
             for (int kh = 0; kh < KH; ++kh) {
                 const int ih = oh * SH - PH + kh * DH;
                 if (ih < 0 || ih >= IH) continue;  // the same for the whole warp
+#if STAGE
+                const float4* xr = xg + (ci * KH + kh) * IW4;
+#define LOADX(b) xr[b]
+#else
                 const float4* xr = (const float4*)(x + ((long long)(n * CIN + ci) * IH + ih) * IW);
+#define LOADX(b) __ldg(xr + (b))
+#endif
                 float win[G][WINL];
 #pragma unroll
                 for (int g = 0; g < G; ++g) {
@@ -105,7 +153,7 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
 #pragma unroll
                     for (int i = 0; i < NB; ++i) {
                         const int b = b0 + i;
-                        const float4 v = (b >= 0 && b < IW / 4) ? __ldg(xr + b) : make_float4(0.f, 0.f, 0.f, 0.f);
+                        const float4 v = (b >= 0 && b < IW / 4) ? LOADX(b) : make_float4(0.f, 0.f, 0.f, 0.f);
                         win[g][4 * i] = v.x; win[g][4 * i + 1] = v.y; win[g][4 * i + 2] = v.z; win[g][4 * i + 3] = v.w;
                     }
                 }
@@ -197,6 +245,10 @@ class Tile:
     #: rows of 8-byte (not 16-byte) multiples: lanes trade values so that each 8-byte store instruction writes 256
     #: contiguous bytes (else each writes every other 8 bytes of 512)
     pairs: bool = True
+    #: copy the input rows of the next row group into shared memory (``cp.async``, double buffer) while this one is
+    #: computed and stored, and read the windows from there (else each lane loads its windows from global memory
+    #: when it needs them)
+    stage: bool = False
 
     def __post_init__(self) -> None:
         if self.ct <= 0 or self.ct % 4 or min(self.g, self.minb, self.ci_unroll, self.rb or 1, self.loop or 1) <= 0:
@@ -257,15 +309,17 @@ def vec_source(n: int, cin: int, cout: int, spatial: tuple[int, int], kernel: tu
     if threads > 1024:
         raise ValueError(f"tile {tile} gives {threads} threads a block for {cout} channels x {ow} columns "
                          f"(at most 1024): take more channels or column groups a lane")
-    if kh * kw * cin * ncg * tile.ct * 4 > 48 * 1024:
-        raise ValueError(f"{cin} x {kh} x {kw} taps of {cout} channels do not fit 48 KB of shared memory: use "
-                         f"conv_rows_cuda")
+    staged = 2 * rb * cin * kh * iw * 4 if tile.stage else 0  # bytes of the double buffer of input rows
+    if kh * kw * cin * ncg * tile.ct * 4 + staged > 48 * 1024:
+        raise ValueError(f"{cin} x {kh} x {kw} taps of {cout} channels" + (f" and {staged} bytes of staged input "
+                         f"rows" if staged else "") + " do not fit 48 KB of shared memory: use conv_rows_cuda"
+                         + (" or an unstaged tile" if staged else ""))
     vw = 4 if ow % 4 == 0 else 2 if ow % 2 == 0 else 1
     store = "__stcs" if tile.streaming else "_st"
     consts = dict(CIN=cin, COUT=cout, IH=ih, IW=iw, OH=oh, OW=ow, KH=kh, KW=kw, SH=stride_h, PH=ph, PW=pw, DH=dh,
                   DW=dwl, CT=tile.ct, G=tile.g, NWG=nwg, RB=rb, MINB=tile.minb, B0=b0, OFF=off, NB=nb, VW=vw,
                   ROWS=rows, LOOP=loop, PAIRS=int(tile.pairs), FACTOR=int(factor), HAS_BIAS=int(has_bias),
-                  STORE=store)
+                  STORE=store, STAGE=int(tile.stage))
     head = "".join(f"#define {k} {v}\n" for k, v in consts.items())
     head += "template <typename T> __device__ __forceinline__ void _st(T* p, T v) { *p = v; }\n"
     name = "conv_vec_" + "_".join(str(v) for v in consts.values())
