@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from cudal1.kernelzoo.blocks import conv_rows_cuda
 from cudal1.kernelzoo.blocks.conv_vec_cuda import (
     DEFAULT_TILE,
+    STAGED_TILE,
     Tile,
     conv,
     conv_vec,
@@ -187,7 +188,8 @@ def test_conv_falls_back_to_conv_rows_where_the_kernel_does_not_apply(monkeypatc
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("bias", [False, True])
-def test_separable_conv_matches_torch(bias):
+@pytest.mark.parametrize("tile", [DEFAULT_TILE, STAGED_TILE], ids=["default", "staged"])
+def test_separable_conv_matches_torch(bias, tile):
     pytest.importorskip("cupy")
     g = torch.Generator().manual_seed(1)
     x = torch.randn(2, 3, 9, 40, generator=g).cuda()
@@ -195,4 +197,17 @@ def test_separable_conv_matches_torch(bias):
     db, pb = (torch.randn(3, generator=g).cuda(), torch.randn(11, generator=g).cuda()) if bias else (None, None)
     torch.backends.cudnn.allow_tf32 = False
     want = F.conv2d(F.conv2d(x, dw, db, 1, 1, 2, groups=3), pw, pb)
-    torch.testing.assert_close(separable_conv(x, dw, db, pw, pb, 1, 1, 2), want, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(separable_conv(x, dw, db, pw, pb, 1, 1, 2, tile), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_conv_takes_the_staged_tile_at_254_float_rows():
+    """The pending 55 / 63's path: :func:`conv` with STAGED_TILE where the output rows are 254 floats (8-byte
+    stores), several row groups a block."""
+    pytest.importorskip("cupy")
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 3, 20, 256, generator=g).cuda()
+    w = torch.randn(64, 3, 3, 3, generator=g).cuda()
+    torch.backends.cudnn.allow_tf32 = False
+    torch.testing.assert_close(conv(x, w, None, 1, 0, 1, 1, STAGED_TILE), F.conv2d(x, w), rtol=1e-4, atol=1e-4)

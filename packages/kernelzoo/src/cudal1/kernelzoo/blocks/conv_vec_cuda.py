@@ -47,7 +47,7 @@ from ..kernel_specs import CudaSource
 from . import conv_rows_cuda
 from .conv_cuda import _triple, check_one_group, separable_bias, torch_separable, usable
 
-__all__ = ["Tile", "conv", "conv_vec", "separable_conv", "supported", "vec_source"]
+__all__ = ["DEFAULT_TILE", "STAGED_TILE", "Tile", "conv", "conv_vec", "separable_conv", "supported", "vec_source"]
 
 _TEMPLATE = r"""
 #define KT (CIN * KH * KW)
@@ -259,6 +259,11 @@ class Tile:
 #: the tile the solutions use: 16 channels x 4 columns a lane, 256-thread blocks, evict-first and paired stores, one
 #: wave of looping blocks past :data:`FEW_TAPS` taps (picked from the 2026-11-28 probes, H200 then H100)
 DEFAULT_TILE = Tile()
+#: 8 channels x 8 columns a lane with the input rows staged in shared memory a row group ahead: on an H200
+#: (2026-11-28, two probes, one call timed as the harness times it) 7-15% less time than :data:`DEFAULT_TILE` on the
+#: shapes whose output rows are 254 floats (55, 63, folded 86), 2-10% more on 56 / 62 / 80; the pending second
+#: versions of 55 / 63 / 86 use it
+STAGED_TILE = Tile(ct=8, g=2, stage=True)
 #: at most this many taps (Cin x KH x KW): a block computes one row group (staging the weights costs little)
 FEW_TAPS = 8
 
@@ -364,23 +369,25 @@ def conv_vec(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, s
 
 
 def conv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride=1, padding=0, dilation=1,
-         groups: int = 1) -> torch.Tensor:
-    """Convolution with ``torch.nn.functional.conv2d``'s arguments: this kernel where :func:`supported` (one group,
-    fp32 CUDA, CuPy installed), :func:`conv_rows_cuda.conv` elsewhere (which runs PyTorch off CUDA fp32)."""
+         groups: int = 1, tile: Tile = DEFAULT_TILE) -> torch.Tensor:
+    """Convolution with ``torch.nn.functional.conv2d``'s arguments: this kernel (with ``tile``) where
+    :func:`supported` (one group, fp32 CUDA, CuPy installed), :func:`conv_rows_cuda.conv` elsewhere (which runs
+    PyTorch off CUDA fp32)."""
     if groups == 1 and usable(x, weight, bias):
         x = x.contiguous()
         if supported(tuple(x.shape), tuple(weight.shape[2:]), stride, padding, dilation, x.data_ptr()):
-            return conv_vec(x, weight, bias, stride, padding, dilation)
+            return conv_vec(x, weight, bias, stride, padding, dilation, tile)
     return conv_rows_cuda.conv(x, weight, bias, stride, padding, dilation, groups)
 
 
 def separable_conv(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | None, pw: torch.Tensor,
-                   pw_bias: torch.Tensor | None, stride=1, padding=0, dilation=1) -> torch.Tensor:
+                   pw_bias: torch.Tensor | None, stride=1, padding=0, dilation=1,
+                   tile: Tile = DEFAULT_TILE) -> torch.Tensor:
     """A depthwise convolution (``dw``: (Cin, 1, KH, KW), groups = Cin) followed by a pointwise one (``pw``: (Cout,
     Cin, 1, 1)), as one convolution with weight ``pw[co, ci] * dw[ci, tap]`` (formed in the kernel) and bias
     ``pw @ dw_bias + pw_bias``: linear maps compose, for every input and parameter value. This kernel where
-    :func:`supported`, :func:`conv_rows_cuda.separable_conv` elsewhere. x: (N, Cin, H, W); returns (N, Cout, OH,
-    OW)."""
+    :func:`supported` (with ``tile``), :func:`conv_rows_cuda.separable_conv` elsewhere. x: (N, Cin, H, W); returns
+    (N, Cout, OH, OW)."""
     if not usable(x, dw, pw, dw_bias, pw_bias):
         return torch_separable(x, dw, dw_bias, pw, pw_bias, stride, padding, dilation)
     x = x.contiguous()
@@ -388,4 +395,4 @@ def separable_conv(x: torch.Tensor, dw: torch.Tensor, dw_bias: torch.Tensor | No
         return conv_rows_cuda.separable_conv(x, dw, dw_bias, pw, pw_bias, stride, padding, dilation)
     bias = separable_bias(x, dw, dw_bias, pw, pw_bias)
     return _launch(x, pw.contiguous(), dw.contiguous(), bias, tuple(dw.shape[2:]), pw.shape[0], stride, padding,
-                   dilation, DEFAULT_TILE)
+                   dilation, tile)

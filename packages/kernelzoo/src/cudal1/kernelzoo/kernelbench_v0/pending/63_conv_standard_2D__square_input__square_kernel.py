@@ -1,0 +1,30 @@
+"""KernelBench level 1, 63_conv_standard_2D__square_input__square_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = 3 width = 256 height = 256).
+
+A second version of the set's file: the same kernel (:func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`) with
+:data:`~cudal1.kernelzoo.blocks.conv_vec_cuda.STAGED_TILE` (each lane 8 output channels x 8 columns; the input rows of
+the next row group copied into shared memory while the current one is computed and stored) instead of the default tile.
+
+Probe (H200, 2026-11-28, two calls of ``benchmarks/scripts/probe_conv_vec.py``, one call timed as the harness times
+it; the probe, not the harness): 0.170-0.176 ms against the committed tile's 0.187-0.190 ms. The 254-float output rows are
+where it gains (their stores are the costlier part: the probe's layout table). Not yet measured through the harness
+on an H100: it replaces the set's file only if a second verified run there measures it faster than the set's file.
+"""
+
+import torch
+import torch.nn as nn
+
+from cudal1.kernelzoo.blocks.conv_vec_cuda import STAGED_TILE, conv
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0,
+                 dilation: int = 1, groups: int = 1, bias: bool = False):
+        super().__init__()
+        self.conv2d = nn.Conv2d(in_channels, out_channels, (kernel_size, kernel_size), stride=stride, padding=padding,
+                                dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        c = self.conv2d
+        if c.padding_mode != "zeros":
+            return c(x)
+        return conv(x, c.weight, c.bias, c.stride, c.padding, c.dilation, c.groups, STAGED_TILE)
