@@ -23,6 +23,15 @@ and H100, fifteenth pass):
   512 lost to cuDNN under the harness's timing (L2 flushed before each call: 0.94x on 63) though not back to back;
   lanes that trade values with shuffles so that each store writes 256 contiguous bytes (``Tile.pairs``) gave 1.20x.
 
+The seventeenth pass (H200, 2026-11-28, ``benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md``):
+the kernel's time is close to the sum of its FMA time and its output's write time, not the larger of the two, and
+254-float output rows cost more than 256-float ones (63's work 0.137 ms against 0.118 back to back; a store-only proxy
+0.101 against 0.067). Staging the input rows a row group ahead (``Tile.stage``; :data:`STAGED_TILE`) gained 3-15% on
+the 254-float-row shapes as the harness times a call; two tiles that did not gain were removed (in commit history):
+rows stored on 16-byte boundaries (0.124 ms against the paired stores' 0.101 on the store-only proxy) and a row
+group's values kept in registers and stored while the next is computed (back to back 1.5-31% slower on six shapes, 2%
+faster on 87).
+
 Layout: a block is ``RB`` output rows at a time (a row is one (sample, output row)); in it, warp ``w`` owns channel
 group ``w % NCG`` (``CT`` channels) and column chunk ``(w / NCG) % NWG`` of one row; a chunk is ``G`` groups of 128
 columns, lane ``l`` owning columns ``128 g + 4 l .. + 3`` of each group. Shapes, kernel size, padding, dilation,
@@ -80,66 +89,6 @@ __device__ __forceinline__ void stage_rows(float4* buf, const float4* __restrict
     asm volatile("cp.async.commit_group;\n" ::);
 }
 #endif
-// one output channel of a lane's values (G groups of 4 columns of output row (n, oh)) plus the channel's bias, stored
-__device__ __forceinline__ void store_channel(float* __restrict__ y, const float* __restrict__ bias,
-                                              const float (&v)[G][4], int co, int n, int oh, int wg, int lane)
-{
-#if HAS_BIAS
-    const float bv = bias[co];
-#else
-    const float bv = 0.f;
-#endif
-    float* yr = y + ((long long)(n * COUT + co) * OH + oh) * OW;
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        const int col = (wg * G + g) * 128 + 4 * lane;
-        const float a0 = v[g][0] + bv, a1 = v[g][1] + bv, a2 = v[g][2] + bv,
-                    a3 = v[g][3] + bv;
-#if VW == 4
-        if (col < OW) STORE((float4*)(yr + col), make_float4(a0, a1, a2, a3));
-#elif VW == 2 && ALIGN16
-        // rows of 8-byte but not 16-byte multiples, stored on the output's 16-byte boundaries: this channel's
-        // row starts on one (phase 0: each lane its 16 bytes, the row's last 8 bytes on their own) or 8
-        // bytes past one (phase 8: lane l stores the 16 bytes from column 4l - 2, the lane before's last two
-        // values and its own first two; lane 0 its first two and lane 31 its last two as 8-byte stores)
-        {
-            const float p2 = __shfl_up_sync(0xffffffffu, a2, 1), p3 = __shfl_up_sync(0xffffffffu, a3, 1);
-            if ((((long long)(n * COUT + co) * OH + oh) * OW) & 2) {
-                if (lane > 0 && col + 1 < OW) STORE((float4*)(yr + col - 2), make_float4(p2, p3, a0, a1));
-                else if (lane > 0 && col - 1 < OW) STORE((float2*)(yr + col - 2), make_float2(p2, p3));
-                if (lane == 0 && col + 1 < OW) STORE((float2*)(yr + col), make_float2(a0, a1));
-                if (lane == 31 && col + 3 < OW) STORE((float2*)(yr + col + 2), make_float2(a2, a3));
-            } else {
-                if (col + 3 < OW) STORE((float4*)(yr + col), make_float4(a0, a1, a2, a3));
-                else if (col + 1 < OW) STORE((float2*)(yr + col), make_float2(a0, a1));
-            }
-        }
-#elif VW == 2 && PAIRS
-        // rows of 8-byte but not 16-byte multiples: lane l stores columns 2l, 2l + 1 and 64 + 2l, 65 + 2l of
-        // the group (taken from lanes l / 2 and 16 + l / 2), so that each store is 256 contiguous bytes
-        {
-            const int base = (wg * G + g) * 128, s1 = lane >> 1, s2 = 16 + (lane >> 1);
-            const bool odd = lane & 1;
-            float t0 = __shfl_sync(0xffffffffu, a0, s1), t1 = __shfl_sync(0xffffffffu, a1, s1);
-            float t2 = __shfl_sync(0xffffffffu, a2, s1), t3 = __shfl_sync(0xffffffffu, a3, s1);
-            const float2 lo = odd ? make_float2(t2, t3) : make_float2(t0, t1);
-            t0 = __shfl_sync(0xffffffffu, a0, s2); t1 = __shfl_sync(0xffffffffu, a1, s2);
-            t2 = __shfl_sync(0xffffffffu, a2, s2); t3 = __shfl_sync(0xffffffffu, a3, s2);
-            const float2 hi = odd ? make_float2(t2, t3) : make_float2(t0, t1);
-            if (base + 2 * lane < OW) STORE((float2*)(yr + base + 2 * lane), lo);
-            if (base + 64 + 2 * lane < OW) STORE((float2*)(yr + base + 64 + 2 * lane), hi);
-        }
-#elif VW == 2
-        if (col < OW) STORE((float2*)(yr + col), make_float2(a0, a1));
-        if (col + 2 < OW) STORE((float2*)(yr + col + 2), make_float2(a2, a3));
-#else
-        if (col < OW) STORE(yr + col, a0);
-        if (col + 1 < OW) STORE(yr + col + 1, a1);
-        if (col + 2 < OW) STORE(yr + col + 2, a2);
-        if (col + 3 < OW) STORE(yr + col + 3, a3);
-#endif
-    }
-}
 extern "C" __global__ void __launch_bounds__(NT, MINB)
 conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ dw,
          const float* __restrict__ bias, float* __restrict__ y)
@@ -170,18 +119,11 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
     __shared__ float4 xs4[2][NSR * IW4];
     stage_rows(xs4[0], (const float4*)x, 0);
 #endif
-#if DEFER
-    float prv[CT][G][4];
-    int prv_n = -1, prv_oh = 0;  // prv's output row (-1: none yet)
-#define LEAVE break  // the last row group's values are still to be stored
-#else
-#define LEAVE return
-#endif
 #pragma unroll 1
     for (int it = 0; it < LOOP; ++it) {  // LOOP consecutive row groups a block: the weights are staged once
         const int row = (blockIdx.x * LOOP + it) * RB + q / NWG;
 #if STAGE
-        if ((blockIdx.x * LOOP + it) * RB >= ROWS) LEAVE;  // the same for the whole block
+        if ((blockIdx.x * LOOP + it) * RB >= ROWS) return;  // the same for the whole block
         __syncthreads();  // every warp is done with the buffer group it + 1 is copied into (read in group it - 1)
         if (it + 1 < LOOP) stage_rows(xs4[(it + 1) & 1], (const float4*)x, it + 1);
         else asm volatile("cp.async.commit_group;\n" ::);
@@ -190,7 +132,7 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
         if (row >= ROWS) continue;
         const float4* xg = xs4[it & 1] + (q / NWG) * (CIN * KH * IW4);
 #else
-        if (row >= ROWS) LEAVE;
+        if (row >= ROWS) return;
 #endif
         const int n = row / OH, oh = row % OH;
         float acc[CT][G][4];
@@ -204,14 +146,6 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
         for (int ci = 0; ci < CIN; ++ci) {
 #pragma unroll
             for (int kh = 0; kh < KH; ++kh) {
-#if DEFER
-                if (prv_n >= 0) {  // this step's slice of the previous row group's channels
-                    const int step = ci * KH + kh;  // known at compile time: both loops are unrolled
-#pragma unroll
-                    for (int c = step * CT / (CIN * KH); c < (step + 1) * CT / (CIN * KH); ++c)
-                        if (co0 + c < COUT) store_channel(y, bias, prv[c], co0 + c, prv_n, prv_oh, wg, lane);
-                }
-#endif
                 const int ih = oh * SH - PH + kh * DH;
                 if (ih < 0 || ih >= IH) continue;  // the same for the whole warp
 #if STAGE
@@ -252,31 +186,50 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
                 }
             }
         }
-#if DEFER
-        // the row group's values wait in registers (prv) and are stored while the next group is computed, a slice
-        // of channels after each (input channel, kernel row) step, so that stores and FMAs overlap
-#pragma unroll
-        for (int c = 0; c < CT; ++c)
-#pragma unroll
-            for (int g = 0; g < G; ++g)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) prv[c][g][j] = acc[c][g][j];
-        prv_n = n;
-        prv_oh = oh;
-#else
 #pragma unroll
         for (int c = 0; c < CT; ++c) {
             const int co = co0 + c;
             if (co >= COUT) break;
-            store_channel(y, bias, acc[c], co, n, oh, wg, lane);
-        }
+#if HAS_BIAS
+            const float bv = bias[co];
+#else
+            const float bv = 0.f;
 #endif
-    }
-#if DEFER
+            float* yr = y + ((long long)(n * COUT + co) * OH + oh) * OW;
 #pragma unroll
-    for (int c = 0; c < CT; ++c)
-        if (prv_n >= 0 && co0 + c < COUT) store_channel(y, bias, prv[c], co0 + c, prv_n, prv_oh, wg, lane);
+            for (int g = 0; g < G; ++g) {
+                const int col = (wg * G + g) * 128 + 4 * lane;
+                const float a0 = acc[c][g][0] + bv, a1 = acc[c][g][1] + bv, a2 = acc[c][g][2] + bv,
+                            a3 = acc[c][g][3] + bv;
+#if VW == 4
+                if (col < OW) STORE((float4*)(yr + col), make_float4(a0, a1, a2, a3));
+#elif VW == 2 && PAIRS
+                // rows of 8-byte but not 16-byte multiples: lane l stores columns 2l, 2l + 1 and 64 + 2l, 65 + 2l of
+                // the group (taken from lanes l / 2 and 16 + l / 2), so that each store is 256 contiguous bytes
+                {
+                    const int base = (wg * G + g) * 128, s1 = lane >> 1, s2 = 16 + (lane >> 1);
+                    const bool odd = lane & 1;
+                    float t0 = __shfl_sync(0xffffffffu, a0, s1), t1 = __shfl_sync(0xffffffffu, a1, s1);
+                    float t2 = __shfl_sync(0xffffffffu, a2, s1), t3 = __shfl_sync(0xffffffffu, a3, s1);
+                    const float2 lo = odd ? make_float2(t2, t3) : make_float2(t0, t1);
+                    t0 = __shfl_sync(0xffffffffu, a0, s2); t1 = __shfl_sync(0xffffffffu, a1, s2);
+                    t2 = __shfl_sync(0xffffffffu, a2, s2); t3 = __shfl_sync(0xffffffffu, a3, s2);
+                    const float2 hi = odd ? make_float2(t2, t3) : make_float2(t0, t1);
+                    if (base + 2 * lane < OW) STORE((float2*)(yr + base + 2 * lane), lo);
+                    if (base + 64 + 2 * lane < OW) STORE((float2*)(yr + base + 64 + 2 * lane), hi);
+                }
+#elif VW == 2
+                if (col < OW) STORE((float2*)(yr + col), make_float2(a0, a1));
+                if (col + 2 < OW) STORE((float2*)(yr + col + 2), make_float2(a2, a3));
+#else
+                if (col < OW) STORE(yr + col, a0);
+                if (col + 1 < OW) STORE(yr + col + 1, a1);
+                if (col + 2 < OW) STORE(yr + col + 2, a2);
+                if (col + 3 < OW) STORE(yr + col + 3, a3);
 #endif
+            }
+        }
+    }
 }
 """
 
@@ -301,14 +254,6 @@ class Tile:
     #: rows of 8-byte (not 16-byte) multiples: lanes trade values so that each 8-byte store instruction writes 256
     #: contiguous bytes (else each writes every other 8 bytes of 512)
     pairs: bool = True
-    #: rows of 8-byte (not 16-byte) multiples: store on the output's 16-byte boundaries (a row that starts 8 bytes
-    #: past one takes two values from the lane before through a shuffle; the row's ends as 8-byte stores), instead of
-    #: ``pairs``
-    align16: bool = False
-    #: keep a row group's values in registers and store them while the next group is computed, a slice of channels
-    #: after each (input channel, kernel row) step (the input-channel loop fully unrolled; twice the accumulator
-    #: registers: take ``minb`` 1 or fewer channels), instead of storing them when they are done
-    defer: bool = False
     #: copy the input rows of the next row group into shared memory (``cp.async``, double buffer) while this one is
     #: computed and stored, and read the windows from there (else each lane loads its windows from global memory
     #: when it needs them)
@@ -324,9 +269,9 @@ class Tile:
 #: wave of looping blocks past :data:`FEW_TAPS` taps (picked from the 2026-11-28 probes, H200 then H100)
 DEFAULT_TILE = Tile()
 #: 8 channels x 8 columns a lane with the input rows staged in shared memory a row group ahead: on an H200
-#: (2026-11-28, two probes, one call timed as the harness times it) 7-15% less time than :data:`DEFAULT_TILE` on the
-#: shapes whose output rows are 254 floats (55, 63, folded 86), 2-10% more on 56 / 62 / 80; the pending second
-#: versions of 55 / 63 / 86 use it
+#: (2026-11-28, three probes, one call timed as the harness times it) 3-15% less time than :data:`DEFAULT_TILE` on the
+#: shapes whose output rows are 254 floats (55, 63, folded 86), from 5% less to 8% more on 56 / 62 / 80; the pending
+#: second versions of 55 / 63 / 86 use it
 STAGED_TILE = Tile(ct=8, g=2, stage=True)
 #: at most this many taps (Cin x KH x KW): a block computes one row group (staging the weights costs little)
 FEW_TAPS = 8
@@ -388,14 +333,13 @@ def vec_source(n: int, cin: int, cout: int, spatial: tuple[int, int], kernel: tu
     consts = dict(CIN=cin, COUT=cout, IH=ih, IW=iw, OH=oh, OW=ow, KH=kh, KW=kw, SH=stride_h, PH=ph, PW=pw, DH=dh,
                   DW=dwl, CT=tile.ct, G=tile.g, NWG=nwg, RB=rb, MINB=tile.minb, B0=b0, OFF=off, NB=nb, VW=vw,
                   ROWS=rows, LOOP=loop, PAIRS=int(tile.pairs), FACTOR=int(factor), HAS_BIAS=int(has_bias),
-                  STORE=store, STAGE=int(tile.stage), ALIGN16=int(tile.align16), DEFER=int(tile.defer))
+                  STORE=store, STAGE=int(tile.stage))
     head = "".join(f"#define {k} {v}\n" for k, v in consts.items())
     head += "template <typename T> __device__ __forceinline__ void _st(T* p, T v) { *p = v; }\n"
     name = "conv_vec_" + "_".join(str(v) for v in consts.values())
     grid = -(-rows // (rb * loop))
-    unroll = cin if tile.defer else tile.ci_unroll  # deferred stores: each step's channel slice known when compiled
-    code = head + _TEMPLATE.replace("CI_UNROLL", str(unroll))
-    name += f"_u{unroll}"
+    code = head + _TEMPLATE.replace("CI_UNROLL", str(tile.ci_unroll))
+    name += f"_u{tile.ci_unroll}"
     return CudaSource(name, code, ("conv_vec",)), (oh, ow), grid, threads  # type: ignore[return-value]
 
 
