@@ -26,11 +26,12 @@ and H100, fifteenth pass):
 The seventeenth pass (H200, 2026-11-28, ``benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md``):
 the kernel's time is close to the sum of its FMA time and its output's write time, not the larger of the two, and
 254-float output rows cost more than 256-float ones (63's work 0.137 ms against 0.118 back to back; a store-only proxy
-0.101 against 0.067). Staging the input rows a row group ahead (``Tile.stage``; :data:`STAGED_TILE`) gained 3-15% on
-the 254-float-row shapes as the harness times a call; two tiles that did not gain were removed (in commit history):
-rows stored on 16-byte boundaries (0.124 ms against the paired stores' 0.101 on the store-only proxy) and a row
-group's values kept in registers and stored while the next is computed (back to back 1.5-31% slower on six shapes, 2%
-faster on 87).
+0.101 against 0.067). Staging the input rows a row group ahead (``Tile.stage``; :data:`STAGED_TILE`) gained on 63 and
+86 as the harness times a call (mixed on 55); three ideas that did not gain were removed (two in commit history): rows
+stored on 16-byte boundaries (0.124 ms against the paired stores' 0.101 on the store-only proxy), a row group's values
+kept in registers and stored while the next is computed (back to back 1.5-31% slower on six shapes, 2% faster on 87),
+and half of the blocks started 2-8 us late so that not every multiprocessor computes or stores at once (back to back
+within 4% on the six 3 x 3 / 3 x 5 shapes, 5-31% slower on 87).
 
 Layout: a block is ``RB`` output rows at a time (a row is one (sample, output row)); in it, warp ``w`` owns channel
 group ``w % NCG`` (``CT`` channels) and column chunk ``(w / NCG) % NWG`` of one row; a chunk is ``G`` groups of 128
@@ -269,8 +270,9 @@ class Tile:
 #: wave of looping blocks past :data:`FEW_TAPS` taps (picked from the 2026-11-28 probes, H200 then H100)
 DEFAULT_TILE = Tile()
 #: 8 channels x 8 columns a lane with the input rows staged in shared memory a row group ahead: on an H200
-#: (2026-11-28, three probes, one call timed as the harness times it) 3-15% less time than :data:`DEFAULT_TILE` on the
-#: shapes whose output rows are 254 floats (55, 63, folded 86), from 5% less to 8% more on 56 / 62 / 80; the pending
+#: (2026-11-28, four probes, one call timed as the harness times it) 7-9% less time than :data:`DEFAULT_TILE` on 63,
+#: 3-15% less on the folded 86, from 10% less to 11% more on 55 (all three with 254-float output rows), from 5% less to
+#: 14% more on 56 / 62 / 80; through the harness on the H200 it was faster on 55 and 63 (two runs each). The pending
 #: second versions of 55 / 63 / 86 use it
 STAGED_TILE = Tile(ct=8, g=2, stage=True)
 #: at most this many taps (Cin x KH x KW): a block computes one row group (staging the weights costs little)

@@ -4,7 +4,7 @@ A second version of the set's file: the same kernel (:func:`cudal1.kernelzoo.blo
 :data:`~cudal1.kernelzoo.blocks.conv_vec_cuda.STAGED_TILE` (each lane 8 output channels x 8 columns; the input rows of
 the next row group copied into shared memory while the current one is computed and stored) instead of the default tile.
 
-Probe (H200, 2026-11-28, three calls of ``benchmarks/scripts/probe_conv_vec.py``, one call timed as the harness times
+Probe (H200, 2026-11-28, four calls of ``benchmarks/scripts/probe_conv_vec.py``, one call timed as the harness times
 it; the probe, not the harness): 0.169-0.176 ms against the committed tile's 0.186-0.190 ms; the 254-float output
 rows are where it gains. Through the harness on an H200 (eager baseline, not the release's GPU;
 benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md): 1.35x [1.28, 1.41] and 1.39x [1.37, 1.41],

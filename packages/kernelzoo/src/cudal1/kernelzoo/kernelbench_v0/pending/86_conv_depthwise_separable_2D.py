@@ -10,9 +10,9 @@ columns; the input rows of the next row group copied into shared memory while th
 stored). Another padding mode, or modules changed away from the task's depthwise form, run the two modules.
 
 History: the same kernel with the default tile measured 0.98x [0.95, 1.00] on an H100 (2026-11-28, fifteenth pass)
-and was removed. Probe (H200, 2026-11-28, three calls of ``benchmarks/scripts/probe_conv_vec.py``, one call timed as
-the harness times it; the probe, not the harness): 0.167-0.195 ms against the default tile's 0.184-0.201 and eager's
-0.202-0.211. Through the harness on an H200 (eager baseline, not the release's GPU;
+and was removed. Probe (H200, 2026-11-28, four calls of ``benchmarks/scripts/probe_conv_vec.py``, one call timed as
+the harness times it; the probe, not the harness): 0.167-0.195 ms against the default tile's 0.184-0.204 and eager's
+0.202-0.226. Through the harness on an H200 (eager baseline, not the release's GPU;
 benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md): 1.10x [1.07, 1.15] and 1.10x [1.08, 1.13],
 verified. Not yet measured on an H100: it moves to the set only if a second verified run there improves on eager.
 """
