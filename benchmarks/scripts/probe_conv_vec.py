@@ -2,8 +2,9 @@
 shared-memory epilogue) against eager (cuDNN) at KernelBench level 1's 3 -> 64 channel 2-D convolutions (55, 56, 62,
 63, 80, 86 folded, 87), one line per tile: the committed tile (the set's 55 / 56 / 62 / 63 / 80 / 87) and tiles that
 copy the next row group's input rows into shared memory while the current one is computed and stored (``stage``;
-the seventeenth pass's call 4 also timed two tiles since removed, rows of 8-byte multiples stored on 16-byte
-boundaries and a row group's values stored while the next is computed: its log holds them).
+the seventeenth pass's calls 4 and 7 also timed three ideas since removed: rows of 8-byte multiples stored on 16-byte
+boundaries, a row group's values stored while the next is computed, half the blocks started late; their logs hold
+them).
 Per variant: registers and local (spill) bytes a thread; the GPU time of one call in a stream of 50 back-to-back
 calls (CUDA events, no flush); one call timed as the harness times it (L2 flushed, the device synchronised on both
 sides, host clock; CUDA events beside it; the outputs of 32 calls kept), and eager's over that; the max error

@@ -255,9 +255,9 @@ class Tile:
     #: rows of 8-byte (not 16-byte) multiples: lanes trade values so that each 8-byte store instruction writes 256
     #: contiguous bytes (else each writes every other 8 bytes of 512)
     pairs: bool = True
-    #: copy the input rows of the next row group into shared memory (``cp.async``, double buffer) while this one is
-    #: computed and stored, and read the windows from there (else each lane loads its windows from global memory
-    #: when it needs them)
+    #: copy the input rows of the next row group into shared memory (``cp.async``: sm_80 and later, as every family
+    #: the zoo targets; double buffer) while this one is computed and stored, and read the windows from there (else
+    #: each lane loads its windows from global memory when it needs them)
     stage: bool = False
 
     def __post_init__(self) -> None:
