@@ -68,6 +68,7 @@ _TEMPLATE = r"""
 #define IW4 (IW / 4)
 #if STAGE
 #define NSR (RB * CIN * KH)  // input rows a row group reads: (row in the group, input channel, kernel row)
+#define LOADX(b) xr[b]       // a 16-byte block of the staged input row xr
 // 16-byte global -> shared copy that bypasses the registers (sm_80+)
 __device__ __forceinline__ void cp_async16(float4* dst, const float4* src)
 {
@@ -89,6 +90,8 @@ __device__ __forceinline__ void stage_rows(float4* buf, const float4* __restrict
     }
     asm volatile("cp.async.commit_group;\n" ::);
 }
+#else
+#define LOADX(b) __ldg(xr + (b))  // a 16-byte block of the input row xr in global memory
 #endif
 extern "C" __global__ void __launch_bounds__(NT, MINB)
 conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ dw,
@@ -151,10 +154,8 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
                 if (ih < 0 || ih >= IH) continue;  // the same for the whole warp
 #if STAGE
                 const float4* xr = xg + (ci * KH + kh) * IW4;
-#define LOADX(b) xr[b]
 #else
                 const float4* xr = (const float4*)(x + ((long long)(n * CIN + ci) * IH + ih) * IW);
-#define LOADX(b) __ldg(xr + (b))
 #endif
                 float win[G][WINL];
 #pragma unroll
@@ -163,7 +164,7 @@ conv_vec(const float* __restrict__ x, const float* __restrict__ w, const float* 
 #pragma unroll
                     for (int i = 0; i < NB; ++i) {
                         const int b = b0 + i;
-                        const float4 v = (b >= 0 && b < IW / 4) ? LOADX(b) : make_float4(0.f, 0.f, 0.f, 0.f);
+                        const float4 v = (b >= 0 && b < IW4) ? LOADX(b) : make_float4(0.f, 0.f, 0.f, 0.f);
                         win[g][4 * i] = v.x; win[g][4 * i + 1] = v.y; win[g][4 * i + 2] = v.z; win[g][4 * i + 3] = v.w;
                     }
                 }
@@ -327,9 +328,9 @@ def vec_source(n: int, cin: int, cout: int, spatial: tuple[int, int], kernel: tu
                          f"(at most 1024): take more channels or column groups a lane")
     staged = 2 * rb * cin * kh * iw * 4 if tile.stage else 0  # bytes of the double buffer of input rows
     if kh * kw * cin * ncg * tile.ct * 4 + staged > 48 * 1024:
-        raise ValueError(f"{cin} x {kh} x {kw} taps of {cout} channels" + (f" and {staged} bytes of staged input "
-                         f"rows" if staged else "") + " do not fit 48 KB of shared memory: use conv_rows_cuda"
-                         + (" or an unstaged tile" if staged else ""))
+        rows, other = (f" and {staged} bytes of staged input rows", " or an unstaged tile") if staged else ("", "")
+        raise ValueError(f"{cin} x {kh} x {kw} taps of {cout} channels{rows} do not fit 48 KB of shared memory: use "
+                         f"conv_rows_cuda{other}")
     vw = 4 if ow % 4 == 0 else 2 if ow % 2 == 0 else 1
     store = "__stcs" if tile.streaming else "_st"
     consts = dict(CIN=cin, COUT=cout, IH=ih, IW=iw, OH=oh, OW=ow, KH=kh, KW=kw, SH=stride_h, PH=ph, PW=pw, DH=dh,
