@@ -3,7 +3,7 @@ set, the latest stored result whose candidate source is the file's code (module 
 key hashes the whole source, and docstrings were edited after measuring), per level and overall statistics
 (mean / median / geomean / p25 / p75 / max, success rate, fast_p at 1.0 / 1.5 / 2.0), counting every
 KernelBench task of the level (a task without a verified solution counts 1.0x), tasks the harness marked
-``task_degenerate`` left out.
+``task_degenerate`` left out; then the tasks the set has no file for, with the reason its ``unsolved.json`` gives.
 
     python benchmarks/scripts/kb_release_table.py --store .carry/state/kb-release/results.sqlite \
         --kernelbench ../shared/kernelbench-v0 > table.md
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from cudal1.harness.flags import excluded, improves, verified
 from cudal1.kernelzoo.solutions import available
+from cudal1.kernelzoo.unsolved import unsolved
 
 
 def code_of(src: str) -> str:
@@ -145,6 +146,26 @@ def main() -> None:
         mine = [solved[t] for t in tasks if t in solved]
         g = math.exp(statistics.fmean(math.log(x) for x in mine)) if mine else float("nan")
         print(f"| {lv} | {len(tasks)} | {len(mine)} | {stat_cells(stats(sp))} {g:.2f}x |")
+    unsolved_table(level_of)
+
+
+def unsolved_table(level_of: dict[str, int]) -> None:
+    """The tasks the set has no file for, with the reason its ``unsolved.json`` gives (1.0x in the table above,
+    unless the harness marked the task degenerate)."""
+    entries = unsolved("kernelbench-v0")
+    if not entries:
+        return
+    print(f"\nTasks without a solution file ({len(entries)}; why: `kernelbench_v0/unsolved.json`, reason codes in "
+          "`cudal1.kernelzoo.unsolved.REASONS`):\n")
+    print("| task | level | reason | reference ms | reference roofline | attempts | best verified attempt | pending |")
+    print("|---|---|---|---|---|---|---|---|")
+    for t, e in sorted(entries.items(), key=lambda x: (level_of.get(x[0], 9), x[1].reason, int(x[0].split("_")[0]))):
+        b = e.best
+        best = f"{b.speedup:.2f}x [{b.ci[0]:.2f}, {b.ci[1]:.2f}] ({b.measured[:10]})" if b and b.ci else "-"
+        ref = f"{e.reference_ms:.4f}" if e.reference_ms else "not timed"
+        roof = f"{e.reference_roofline:.0%}" if e.reference_roofline is not None else "-"
+        print(f"| {t} | {level_of.get(t, '?')} | {e.reason} | {ref} | {roof} | {len(e.attempts)} | {best} | "
+              f"{'yes' if e.pending else ''} |")
 
 
 if __name__ == "__main__":

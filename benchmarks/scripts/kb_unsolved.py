@@ -1,0 +1,112 @@
+"""Write the measured fields of ``kernelbench_v0/unsolved.json`` (why the set has no file for a task; see
+``cudal1.kernelzoo.unsolved``) from the release's results store: for every task the set does not solve, the
+reference's time a call through the harness on the release's GPU (the median over the store's eager results for
+the task, else the 2026-11-24 self-run's), the roofline fraction of that time (the task's FLOPs and ideal bytes from
+the evaluate app's ``work.json``, the GPU's measured peaks), and every attempt the store holds (eager baseline,
+oldest first). The reason code and the sentence of why are written by hand in the file and kept; a task without
+them is an error, as is an entry for a task that now has a solution file.
+
+    python benchmarks/scripts/kb_unsolved.py --store results.sqlite --selfrun kb-before.sqlite \
+        --work work.json --peaks device.json --kernelbench ../shared/kernelbench-v0 [--write]
+
+Without ``--write`` it prints what it would change and exits 1 if the file is out of date (0 if current).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import sys
+from pathlib import Path
+
+from cudal1.harness.flags import verified
+from cudal1.harness.roofline import DevicePeaks, TaskWork, roofline_ms
+from cudal1.kernelzoo.solutions import available
+from cudal1.kernelzoo.unsolved import unsolved_path
+
+
+def attempts_of(store: sqlite3.Connection, task: str) -> list[dict]:
+    """Every eager-baseline result of ``task`` in the store, oldest first, as the JSON entries of ``attempts``."""
+    out = []
+    for status, created, rec in store.execute(
+            "select status, created_at, record from results where task = ? order by id", (task,)):
+        r = json.loads(rec)
+        if r.get("baseline", "eager") != "eager":
+            continue
+        ci = r.get("speedup_ci")
+        out.append({"measured": created[:16], "status": status, "speedup": r.get("speedup"),
+                    "ci": [round(ci[0], 3), round(ci[1], 3)] if ci else None,
+                    "reference_ms": round(r["ref_ms"], 4) if r.get("ref_ms") else None,
+                    "ours_ms": round(r["cand_ms"], 4) if r.get("cand_ms") else None,
+                    "flags": sorted(r.get("flags", [])), "verified": verified(status, r.get("flags", []))})
+    return out
+
+
+def reference_time(attempts: list[dict], selfrun: sqlite3.Connection, task: str) -> tuple[float | None, str]:
+    """The reference's ms a call and where it comes from: the median of the attempts' reference times, else the
+    self-run's (the reference measured against itself), else None."""
+    refs = [a["reference_ms"] for a in attempts if a["reference_ms"]]
+    if refs:
+        return round(statistics.median(refs), 4), f"median of the {len(refs)} reference times of the attempts"
+    row = selfrun.execute("select status, record from results where task = ?", (task,)).fetchone()
+    if row:
+        ms = json.loads(row[1]).get("ref_ms")
+        if ms:
+            return round(ms, 4), "the 2026-11-24 self-run (H100, harness before the trust boundary)"
+        return None, f"not timed: the 2026-11-24 self-run's reference ended {row[0]}"
+    return None, "not timed"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--store", type=Path, required=True, help="the release's results.sqlite (uncompressed)")
+    ap.add_argument("--selfrun", type=Path, required=True, help="the 2026-11-24 self-run's kb-before.sqlite")
+    ap.add_argument("--work", type=Path, required=True, help="the evaluate app's work.json of the release report")
+    ap.add_argument("--peaks", type=Path, required=True, help="device.json with the release GPU's measured peaks")
+    ap.add_argument("--kernelbench", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=unsolved_path("kernelbench-v0"))
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args(argv)
+    doc = json.loads(a.out.read_text(encoding="utf-8"))
+    store, selfrun = sqlite3.connect(a.store), sqlite3.connect(a.selfrun)
+    work = json.loads(a.work.read_text(encoding="utf-8"))
+    peaks = DevicePeaks.from_dict(json.loads(a.peaks.read_text(encoding="utf-8")))
+    solved = set(available("kernelbench-v0"))
+    tasks = sorted((p.stem for lv in (1, 2, 3) for p in (a.kernelbench / f"level{lv}").glob("*.py")),
+                   key=lambda t: (t.split("_", 1)[1], int(t.split("_")[0])))
+    errors, entries = [], {}
+    for t in sorted(doc["tasks"]):
+        if t in solved:
+            errors.append(f"{t}: has a solution file now: remove its entry")
+    for t in sorted(set(tasks) - solved, key=lambda t: (int(t.split("_")[0]), t)):
+        hand = doc["tasks"].get(t)
+        if not hand or not hand.get("reason") or not hand.get("why"):
+            errors.append(f"{t}: no solution file and no reason / why written for it")
+            continue
+        att = attempts_of(store, t)
+        ref, src = reference_time(att, selfrun, t)
+        rl = roofline_ms(TaskWork(**work[t]["work"]), peaks) if t in work else None
+        entries[t] = {"reason": hand["reason"], "why": hand["why"], "reference_ms": ref, "reference_from": src,
+                      "reference_roofline": round(rl / ref, 4) if rl and ref else None, "attempts": att}
+    if errors:
+        print("kb_unsolved: " + "\n  ".join(errors), file=sys.stderr)
+        return 2
+    new = dict(doc, gpu=peaks.name, peaks={"copy_bytes_per_s": round(peaks.copy_bytes_per_s),
+                                            "fp32_flop_per_s": round(peaks.fp32_flop_per_s)},
+               tasks=entries)
+    text = json.dumps(new, indent=1) + "\n"
+    if text == a.out.read_text(encoding="utf-8"):
+        print(f"{a.out}: current ({len(entries)} tasks)")
+        return 0
+    if a.write:
+        a.out.write_text(text, encoding="utf-8")
+        print(f"{a.out}: written ({len(entries)} tasks)")
+        return 0
+    print(f"{a.out}: out of date (rerun with --write)")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
