@@ -202,3 +202,26 @@ def test_tasks_option_selects_and_names_unknown_tasks(capsys):
     assert code == 0 and out.split() == ["gelu", "relu"]
     code, _, err = run_cli(["--suite", "builtin", "--tasks", "relu,nope", "--list"], capsys)
     assert code == 2 and "no task nope" in err
+
+
+def test_tasks_without_a_solution_file_are_counted_and_explained(tmp_path):
+    """A solutions folder that covers part of the suite: the note counts the rest and, where the folder has an
+    ``unsolved.json``, how many of them it explains; a full folder gets no note; a broken file is named."""
+    from cudal1.harness.cli import load_solutions, uncovered_note
+
+    tasks = load_suite(f"dir:{FIX / 'tasks'}")
+    sol = tmp_path / "solutions"
+    sol.mkdir()
+    shutil.copy(FIX / "candidates" / "correct_rewrite.py", sol / "tiny_linear_relu.py")
+    pairs, _ = load_solutions(str(sol), tasks)
+    n = len(tasks)
+    assert uncovered_note(str(sol), tasks, pairs) == (
+        f"{n - 1} of the suite's {n} tasks have no file in {sol} and are not evaluated")
+    (sol / "unsolved.json").write_text(json.dumps({"tasks": {"tiny_layernorm": {"reason": "launch_bound", "why": "x"},
+                                                             "not_in_suite": {"reason": "x", "why": "y"}}}))
+    assert uncovered_note(str(sol), tasks, pairs).endswith(f"; {sol / 'unsolved.json'} says why for 1 of them")
+    (sol / "unsolved.json").write_text("{not json")
+    assert "is not readable JSON" in uncovered_note(str(sol), tasks, pairs)
+    for t in tasks:
+        shutil.copy(FIX / "candidates" / "correct_rewrite.py", sol / f"{t.name}.py")
+    assert uncovered_note(str(sol), tasks, load_solutions(str(sol), tasks)[0]) is None

@@ -111,6 +111,25 @@ def load_solutions(folder: str, tasks: list[Task]) -> tuple[list[tuple[Task, Can
     return pairs, unknown
 
 
+def uncovered_note(spec: str, tasks: list[Task], pairs: list[tuple[Task, Candidate]]) -> str | None:
+    """One line naming how many of the suite's tasks the solutions have no file for (None when every task has
+    one). A solution set may say why in an ``unsolved.json`` beside its files (``{"tasks": {name: {"reason": ...,
+    "why": ...}}}``, e.g. the zoo's ``kernelbench-v0``); the line then counts the tasks it explains."""
+    covered = {t.name for t, _ in pairs}
+    missing = [t.name for t in tasks if t.name not in covered]
+    if not missing:
+        return None
+    line = f"{len(missing)} of the suite's {len(tasks)} tasks have no file in {spec} and are not evaluated"
+    f = resolve_solutions(spec)[0] / "unsolved.json"
+    if f.is_file():
+        try:
+            explained = json.loads(f.read_text(encoding="utf-8"))["tasks"]
+            line += f"; {f} says why for {sum(n in explained for n in missing)} of them"
+        except (OSError, ValueError, KeyError, TypeError):
+            line += f"; {f} is not readable JSON with a 'tasks' object"
+    return line
+
+
 class Progress:
     """A progress bar line per finished pair on stderr (``[####......]  3/60  12s  name  ok  1.02x``)."""
 
@@ -162,6 +181,9 @@ def _run(argv: list[str] | None) -> int:
             print(f"cudal1-eval: {name} matches no task of suite {args.suite}; ignored", file=sys.stderr)
         if not pairs:
             raise UsageError(f"no file in {args.solutions} is named after a task of suite {args.suite}")
+        note = uncovered_note(args.solutions, load.tasks, pairs)
+        if note:
+            print(f"cudal1-eval: {note}", file=sys.stderr)
     else:
         pairs = [(t, reference_candidate(t)) for t in load.tasks]
     if not pairs:

@@ -6,7 +6,8 @@ reference is not shipped). Every other task of the benchmark has an entry here: 
 (:data:`REASONS`), a sentence of why, what the reference costs on the release's GPU and what fraction of the
 roofline that is, and every attempt the release's results store holds for the task (eager baseline; the store
 keeps each attempt's source). :func:`unaccounted` checks that every task of the benchmark is either solved or
-explained, never both.
+explained, never both; ``cudal1-eval --solutions kernelbench-v0`` counts the tasks without a file and names this
+file.
 
 The measured fields are written from the stores by ``benchmarks/scripts/kb_unsolved.py``; the reason and the
 sentence are written by hand. ::
