@@ -6,19 +6,25 @@ the evaluate app's ``work.json``, the GPU's measured peaks), and every attempt t
 oldest first). The reason code and the sentence of why are written by hand in the file and kept; a task without
 them is an error, as is an entry for a task that now has a solution file.
 
-    python benchmarks/scripts/kb_unsolved.py --store results.sqlite --selfrun kb-before.sqlite \
+    python benchmarks/scripts/kb_unsolved.py --store results.sqlite.gz --selfrun kb-before.sqlite \
         --work work.json --peaks device.json --kernelbench ../shared/kernelbench-v0 [--write]
 
-Without ``--write`` it prints what it would change and exits 1 if the file is out of date (0 if current).
+Without ``--write`` it prints what it would change and exits 1 if the file is out of date (0 if current). The file
+names the inputs it was written from (``sources``, paths from the repository root; a ``.gz`` store is read
+decompressed); an argument left out is taken from there, so ``kb_unsolved.py --kernelbench KB`` checks the
+committed file against the committed stores (``tests/kernelzoo/test_kernelbench_unsolved.py`` does).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import shutil
 import sqlite3
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 from cudal1.harness.flags import verified
@@ -59,28 +65,66 @@ def reference_time(attempts: list[dict], selfrun: sqlite3.Connection, task: str)
     return None, "not timed"
 
 
+ROOT = Path(__file__).resolve().parents[2]
+#: argument -> key of the file's ``sources``
+SOURCES = {"store": "store", "selfrun": "selfrun", "work": "work", "peaks": "peaks"}
+
+
+def connect(path: Path, tmp: Path) -> sqlite3.Connection:
+    """A read-only connection to the store at ``path`` (a ``.gz`` one decompressed into ``tmp`` first)."""
+    if path.suffix == ".gz":
+        plain = tmp / path.stem
+        with gzip.open(path, "rb") as src, plain.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        path = plain
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--store", type=Path, required=True, help="the release's results.sqlite (uncompressed)")
-    ap.add_argument("--selfrun", type=Path, required=True, help="the 2026-11-24 self-run's kb-before.sqlite")
-    ap.add_argument("--work", type=Path, required=True, help="the evaluate app's work.json of the release report")
-    ap.add_argument("--peaks", type=Path, required=True, help="device.json with the release GPU's measured peaks")
+    ap.add_argument("--store", type=Path, help="the release's results.sqlite (or .sqlite.gz)")
+    ap.add_argument("--selfrun", type=Path, help="the 2026-11-24 self-run's kb-before.sqlite")
+    ap.add_argument("--work", type=Path, help="the evaluate app's work.json of the release report")
+    ap.add_argument("--peaks", type=Path, help="device.json with the release GPU's measured peaks")
     ap.add_argument("--kernelbench", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=unsolved_path("kernelbench-v0"))
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args(argv)
     doc = json.loads(a.out.read_text(encoding="utf-8"))
-    store, selfrun = sqlite3.connect(a.store), sqlite3.connect(a.selfrun)
-    work = json.loads(a.work.read_text(encoding="utf-8"))
-    peaks = DevicePeaks.from_dict(json.loads(a.peaks.read_text(encoding="utf-8")))
+    sources = dict(doc.get("sources", {}))
+    for arg, key in SOURCES.items():
+        given = getattr(a, arg)
+        if given is not None:
+            given = given.resolve()
+            sources[key] = str(given.relative_to(ROOT)) if given.is_relative_to(ROOT) else str(given)
+        if key not in sources:
+            print(f"kb_unsolved: give --{arg} (the file names no {key} among its sources)", file=sys.stderr)
+            return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        store = connect(ROOT / sources["store"], Path(tmp))
+        selfrun = connect(ROOT / sources["selfrun"], Path(tmp))
+        try:
+            work = json.loads((ROOT / sources["work"]).read_text(encoding="utf-8"))
+            peaks = DevicePeaks.from_dict(json.loads((ROOT / sources["peaks"]).read_text(encoding="utf-8")))
+            return _update(a, doc, sources, store, selfrun, work, peaks)
+        finally:
+            store.close()
+            selfrun.close()
+
+
+def _update(a: argparse.Namespace, doc: dict, sources: dict[str, str], store: sqlite3.Connection,
+            selfrun: sqlite3.Connection, work: dict, peaks: DevicePeaks) -> int:
     solved = set(available("kernelbench-v0"))
-    tasks = sorted((p.stem for lv in (1, 2, 3) for p in (a.kernelbench / f"level{lv}").glob("*.py")),
-                   key=lambda t: (t.split("_", 1)[1], int(t.split("_")[0])))
+    tasks = {p.stem for lv in (1, 2, 3) for p in (a.kernelbench / f"level{lv}").glob("*.py")}
+    if len(tasks) != 250:
+        errors_kb = f"{a.kernelbench} holds {len(tasks)} task files, not KernelBench's 250 (give its checkout)"
+        print(f"kb_unsolved: {errors_kb}", file=sys.stderr)
+        return 2
     errors, entries = [], {}
     for t in sorted(doc["tasks"]):
         if t in solved:
             errors.append(f"{t}: has a solution file now: remove its entry")
-    for t in sorted(set(tasks) - solved, key=lambda t: (int(t.split("_")[0]), t)):
+    for t in sorted(tasks - solved, key=lambda t: (int(t.split("_")[0]), t)):
         hand = doc["tasks"].get(t)
         if not hand or not hand.get("reason") or not hand.get("why"):
             errors.append(f"{t}: no solution file and no reason / why written for it")
@@ -93,9 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     if errors:
         print("kb_unsolved: " + "\n  ".join(errors), file=sys.stderr)
         return 2
-    new = dict(doc, gpu=peaks.name, peaks={"copy_bytes_per_s": round(peaks.copy_bytes_per_s),
-                                            "fp32_flop_per_s": round(peaks.fp32_flop_per_s)},
-               tasks=entries)
+    measured_peaks = {"copy_bytes_per_s": round(peaks.copy_bytes_per_s),
+                      "fp32_flop_per_s": round(peaks.fp32_flop_per_s)}
+    new = dict(doc, sources=sources, gpu=peaks.name, peaks=measured_peaks, tasks=entries)
     text = json.dumps(new, indent=1) + "\n"
     if text == a.out.read_text(encoding="utf-8"):
         print(f"{a.out}: current ({len(entries)} tasks)")

@@ -5,6 +5,7 @@ formed. The completeness check reads KernelBench's task names from ``$CUDAL1_KER
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -72,3 +73,26 @@ def test_file_is_where_the_set_is():
     assert unsolved_path("kernelbench-v0").parent == available("kernelbench-v0")["1_Conv2D_ReLU_BiasAdd"].parent
     with pytest.raises(KeyError, match="no solution set"):
         unsolved_path("nope")
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("kb_unsolved", _ROOT / "benchmarks/scripts/kb_unsolved.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.skipif(not (KB / "level1").is_dir() or not (_ROOT / "benchmarks/results").is_dir(),
+                    reason="needs KernelBench's task files and the repository's benchmarks/results")
+def test_measured_fields_match_their_stores(tmp_path, capsys):
+    """The reference times, roofline fractions and attempts in unsolved.json are what kb_unsolved.py derives from
+    the stores the file names; a copy with one figure changed is reported out of date (and left as it was)."""
+    script = _script()
+    assert script.main(["--kernelbench", str(KB)]) == 0, capsys.readouterr()
+    doc = json.loads(unsolved_path("kernelbench-v0").read_text(encoding="utf-8"))
+    doc["tasks"]["19_ReLU"]["reference_ms"] = 0.001
+    forged = tmp_path / "unsolved.json"
+    forged.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    before = forged.read_text(encoding="utf-8")
+    assert script.main(["--kernelbench", str(KB), "--out", str(forged)]) == 1
+    assert forged.read_text(encoding="utf-8") == before
