@@ -39,6 +39,8 @@ REASONS: dict[str, str] = {
                     "adds the same allocation and launch, and nothing measured beat it",
     "no_faster_kernel": "eager (cuBLAS, cuDNN or ATen) is not at a hardware limit here, but every kernel tried measured "
                         "at parity or slower through the harness",
+    "pending_release_gpu": "a candidate in pending/ verified faster than eager on a GPU other than the release's; it "
+                           "has not been measured on the release's GPU (an H100) yet",
     "task_degenerate": "the harness finds the task's output constant or input-independent: left out of every average",
 }
 
