@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -64,18 +63,10 @@ SWEEP = [{"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "num_warps"
 
 
 def time_ms(fn: Callable[[], Any], reps: int) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    """Median ms of ``reps`` calls after 3 warm-ups, L2 not flushed (the zoo's bench timer)."""
+    from cudal1.kernelzoo.bench_timer import time_ms as median_ms
+
+    return median_ms(fn, warmup=3, reps=reps, cold_l2=False)
 
 
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
