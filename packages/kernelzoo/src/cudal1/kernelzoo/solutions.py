@@ -40,7 +40,8 @@ def kernelbench_dir() -> Path:
     return KERNELBENCH_V0
 
 
-def _folder(solution_set: str) -> Path:
+def set_dir(solution_set: str) -> Path:
+    """Folder of ``solution_set``'s files; ``KeyError`` naming the sets the zoo has if there is no such set."""
     if solution_set not in SETS:
         raise KeyError(f"no solution set {solution_set!r}; the zoo has: {', '.join(SETS)}")
     return SETS[solution_set]
@@ -48,7 +49,7 @@ def _folder(solution_set: str) -> Path:
 
 def available(solution_set: str = "kernelzoo") -> dict[str, Path]:
     """Task name -> solution file, for every solution of ``solution_set``."""
-    return {p.stem: p for p in sorted(_folder(solution_set).glob("*.py"))}
+    return {p.stem: p for p in sorted(set_dir(solution_set).glob("*.py"))}
 
 
 def solution_source(task: str, solution_set: str = "kernelzoo") -> str:

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .solutions import _folder
+from .solutions import set_dir
 
 __all__ = ["REASONS", "Attempt", "Unsolved", "load", "unaccounted", "unsolved", "unsolved_path"]
 
@@ -48,7 +48,8 @@ REASONS: dict[str, str] = {
 @dataclass(frozen=True)
 class Attempt:
     """One stored measurement of a candidate for the task (eager baseline): its UTC date, harness status, speedup
-    over eager with its 95% CI, both times (ms a call) and the result's flags."""
+    over eager with its 95% CI, both times (ms a call), the result's flags and whether the harness verified it
+    (:func:`cudal1.harness.flags.verified`)."""
 
     measured: str
     status: str
@@ -85,7 +86,7 @@ class Unsolved:
 
 def unsolved_path(solution_set: str = "kernelbench-v0") -> Path:
     """The set's ``unsolved.json`` (it need not exist: a set that solves every task has none)."""
-    return _folder(solution_set) / "unsolved.json"
+    return set_dir(solution_set) / "unsolved.json"
 
 
 def load(path: Path, pending_dir: Path | None = None) -> dict[str, Unsolved]:
