@@ -4,7 +4,7 @@ reference's time a call through the harness on the release's GPU (the median ove
 the task, else the 2026-11-24 self-run's), the roofline fraction of that time (the task's FLOPs and ideal bytes from
 the evaluate app's ``work.json``, the GPU's measured peaks), and every attempt the store holds (eager baseline,
 oldest first). The reason code and the sentence of why are written by hand in the file and kept; a task without
-them is an error, as is an entry for a task that now has a solution file.
+them is an error, as is an entry for a task that now has a solution file (``unsolved.unaccounted``).
 
     python benchmarks/scripts/kb_unsolved.py --store results.sqlite.gz --selfrun kb-before.sqlite \
         --work work.json --peaks device.json --kernelbench ../shared/kernelbench-v0 [--write]
@@ -21,7 +21,6 @@ import argparse
 import gzip
 import json
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -30,54 +29,52 @@ from pathlib import Path
 from cudal1.harness.flags import verified
 from cudal1.harness.roofline import DevicePeaks, TaskWork, roofline_ms
 from cudal1.kernelzoo.solutions import available
-from cudal1.kernelzoo.unsolved import unsolved_path
+from cudal1.kernelzoo.unsolved import load, unaccounted, unsolved_path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from kb_release_table import latest_records  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the inputs the file names in ``sources`` (each also an argument)
+SOURCES = ("store", "selfrun", "work", "peaks")
 
 
-def attempts_of(store: sqlite3.Connection, task: str) -> list[dict]:
-    """Every eager-baseline result of ``task`` in the store, oldest first, as the JSON entries of ``attempts``."""
+def attempts_of(records: list[dict]) -> list[dict]:
+    """A task's eager-baseline records of the store (``latest_records``), oldest first, as the JSON entries of
+    ``attempts``."""
     out = []
-    for status, created, rec in store.execute(
-            "select status, created_at, record from results where task = ? order by id", (task,)):
-        r = json.loads(rec)
-        if r.get("baseline", "eager") != "eager":
-            continue
+    for r in records:
         ci = r.get("speedup_ci")
-        out.append({"measured": created[:16], "status": status, "speedup": r.get("speedup"),
+        out.append({"measured": r["_created"][:16], "status": r["status"], "speedup": r.get("speedup"),
                     "ci": [round(ci[0], 3), round(ci[1], 3)] if ci else None,
                     "reference_ms": round(r["ref_ms"], 4) if r.get("ref_ms") else None,
                     "ours_ms": round(r["cand_ms"], 4) if r.get("cand_ms") else None,
-                    "flags": sorted(r.get("flags", [])), "verified": verified(status, r.get("flags", []))})
+                    "flags": sorted(r.get("flags", [])), "verified": verified(r["status"], r.get("flags", []))})
     return out
 
 
-def reference_time(attempts: list[dict], selfrun: sqlite3.Connection, task: str) -> tuple[float | None, str]:
+def reference_time(attempts: list[dict], selfrun: list[dict]) -> tuple[float | None, str]:
     """The reference's ms a call and where it comes from: the median of the attempts' reference times, else the
-    self-run's (the reference measured against itself), else None."""
+    self-run's (the reference measured against itself; ``selfrun``: its records of the task), else None."""
     refs = [a["reference_ms"] for a in attempts if a["reference_ms"]]
     if refs:
         return round(statistics.median(refs), 4), f"median of the {len(refs)} reference times of the attempts"
-    row = selfrun.execute("select status, record from results where task = ?", (task,)).fetchone()
-    if row:
-        ms = json.loads(row[1]).get("ref_ms")
+    if selfrun:
+        ms = selfrun[-1].get("ref_ms")
         if ms:
             return round(ms, 4), "the 2026-11-24 self-run (H100, harness before the trust boundary)"
-        return None, f"not timed: the 2026-11-24 self-run's reference ended {row[0]}"
+        return None, f"not timed: the 2026-11-24 self-run's reference ended {selfrun[-1]['status']}"
     return None, "not timed"
 
 
-ROOT = Path(__file__).resolve().parents[2]
-#: argument -> key of the file's ``sources``
-SOURCES = {"store": "store", "selfrun": "selfrun", "work": "work", "peaks": "peaks"}
-
-
-def connect(path: Path, tmp: Path) -> sqlite3.Connection:
-    """A read-only connection to the store at ``path`` (a ``.gz`` one decompressed into ``tmp`` first)."""
-    if path.suffix == ".gz":
-        plain = tmp / path.stem
-        with gzip.open(path, "rb") as src, plain.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
-        path = plain
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+def plain(path: Path, tmp: Path) -> Path:
+    """``path``, or for a ``.gz`` store its decompressed copy in ``tmp``."""
+    if path.suffix != ".gz":
+        return path
+    out = tmp / path.stem
+    with gzip.open(path, "rb") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,51 +89,37 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     doc = json.loads(a.out.read_text(encoding="utf-8"))
     sources = dict(doc.get("sources", {}))
-    for arg, key in SOURCES.items():
-        given = getattr(a, arg)
+    for key in SOURCES:
+        given = getattr(a, key)
         if given is not None:
             given = given.resolve()
             sources[key] = str(given.relative_to(ROOT)) if given.is_relative_to(ROOT) else str(given)
         if key not in sources:
-            print(f"kb_unsolved: give --{arg} (the file names no {key} among its sources)", file=sys.stderr)
+            print(f"kb_unsolved: give --{key} (the file names no {key} among its sources)", file=sys.stderr)
             return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        store = connect(ROOT / sources["store"], Path(tmp))
-        selfrun = connect(ROOT / sources["selfrun"], Path(tmp))
-        try:
-            work = json.loads((ROOT / sources["work"]).read_text(encoding="utf-8"))
-            peaks = DevicePeaks.from_dict(json.loads((ROOT / sources["peaks"]).read_text(encoding="utf-8")))
-            return _update(a, doc, sources, store, selfrun, work, peaks)
-        finally:
-            store.close()
-            selfrun.close()
-
-
-def _update(a: argparse.Namespace, doc: dict, sources: dict[str, str], store: sqlite3.Connection,
-            selfrun: sqlite3.Connection, work: dict, peaks: DevicePeaks) -> int:
-    solved = set(available("kernelbench-v0"))
     tasks = {p.stem for lv in (1, 2, 3) for p in (a.kernelbench / f"level{lv}").glob("*.py")}
     if len(tasks) != 250:
-        errors_kb = f"{a.kernelbench} holds {len(tasks)} task files, not KernelBench's 250 (give its checkout)"
-        print(f"kb_unsolved: {errors_kb}", file=sys.stderr)
+        print(f"kb_unsolved: {a.kernelbench} holds {len(tasks)} task files, not KernelBench's 250 (give its "
+              f"checkout)", file=sys.stderr)
         return 2
-    errors, entries = [], {}
-    for t in sorted(doc["tasks"]):
-        if t in solved:
-            errors.append(f"{t}: has a solution file now: remove its entry")
+    solved = set(available("kernelbench-v0"))
+    problems = unaccounted(tasks, solved, load(a.out))
+    if problems:
+        print("kb_unsolved: " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        store = latest_records(plain(ROOT / sources["store"], Path(tmp)), "eager")
+        selfrun = latest_records(plain(ROOT / sources["selfrun"], Path(tmp)), "eager")
+    work = json.loads((ROOT / sources["work"]).read_text(encoding="utf-8"))
+    peaks = DevicePeaks.from_dict(json.loads((ROOT / sources["peaks"]).read_text(encoding="utf-8")))
+    entries = {}
     for t in sorted(tasks - solved, key=lambda t: (int(t.split("_")[0]), t)):
-        hand = doc["tasks"].get(t)
-        if not hand or not hand.get("reason") or not hand.get("why"):
-            errors.append(f"{t}: no solution file and no reason / why written for it")
-            continue
-        att = attempts_of(store, t)
-        ref, src = reference_time(att, selfrun, t)
+        att = attempts_of(store.get(t, []))
+        ref, src = reference_time(att, selfrun.get(t, []))
         rl = roofline_ms(TaskWork(**work[t]["work"]), peaks) if t in work else None
+        hand = doc["tasks"][t]
         entries[t] = {"reason": hand["reason"], "why": hand["why"], "reference_ms": ref, "reference_from": src,
                       "reference_roofline": round(rl / ref, 4) if rl and ref else None, "attempts": att}
-    if errors:
-        print("kb_unsolved: " + "\n  ".join(errors), file=sys.stderr)
-        return 2
     measured_peaks = {"copy_bytes_per_s": round(peaks.copy_bytes_per_s),
                       "fp32_flop_per_s": round(peaks.fp32_flop_per_s)}
     new = dict(doc, sources=sources, gpu=peaks.name, peaks=measured_peaks, tasks=entries)

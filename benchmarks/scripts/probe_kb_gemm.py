@@ -23,14 +23,13 @@ from typing import Any
 
 import torch
 
-#: task -> how the zoo's matmul_launch computes the same product from the task's inputs
-ZOO: dict[str, Callable[..., Any]] = {}
 
-
-def _zoo() -> None:
+def zoo_products() -> dict[str, Callable[..., Any]]:
+    """Task -> how the zoo's ``matmul_launch`` computes the same product from the task's inputs:
+    ``f(config, *inputs)``."""
     from cudal1.kernelzoo.ops.matmul import matmul_launch as mm
 
-    ZOO.update({
+    return {
         "1_Square_matrix_multiplication_": lambda c, a, b: mm(a, b, c),
         "2_Standard_matrix_multiplication_": lambda c, a, b: mm(a, b, c),
         "3_Batched_matrix_multiplication": lambda c, a, b: mm(a, b, c),
@@ -43,7 +42,7 @@ def _zoo() -> None:
         "16_Matmul_with_transposed_A": lambda c, a, b: mm(a.T, b, c),
         "17_Matmul_with_transposed_B": lambda c, a, b: mm(a, b.T, c),
         "18_Matmul_with_transposed_both": lambda c, a, b: mm(a.T, b.T, c),
-    })
+    }
 
 
 CONFIGS = [
@@ -90,10 +89,10 @@ def main() -> None:
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    _zoo()
+    zoo = zoo_products()
     print(f"gpu={torch.cuda.get_device_name()} torch={torch.__version__} "
           f"triton={__import__('triton').__version__}", flush=True)
-    wanted = [t for t in args.tasks.split(",") if t] or list(ZOO)
+    wanted = [t for t in args.tasks.split(",") if t] or list(zoo)
     rows = []
     for name in wanted:
         mod = load_task(args.kernelbench / "level1" / f"{name}.py")
@@ -119,10 +118,10 @@ def main() -> None:
             best, tried = None, []
             for cfg in (SWEEP if args.sweep else CONFIGS):
                 try:
-                    z = ZOO[name](cfg, *inputs)
+                    z = zoo[name](cfg, *inputs)
                     err = rel_err(z, ref)
                     del z
-                    t = time_ms(lambda f=ZOO[name], c=cfg, xs=inputs: f(c, *xs), args.reps)
+                    t = time_ms(lambda f=zoo[name], c=cfg, xs=inputs: f(c, *xs), args.reps)
                 except Exception as ex:  # a config that does not compile or fit: reported, not fatal
                     print(f"  {name} {cfg}: {type(ex).__name__}: {str(ex)[:120]}", flush=True)
                     continue

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cudal1.harness import load_suite
-from cudal1.harness.cli import main
+from cudal1.harness.cli import load_solutions, main, uncovered_note
 
 FIX = Path(__file__).parent / "fixtures"
 FAST = ["--device", "cpu", "--trials", "5", "--timeout", "60", "--quiet"]
@@ -207,8 +207,6 @@ def test_tasks_option_selects_and_names_unknown_tasks(capsys):
 def test_tasks_without_a_solution_file_are_counted_and_explained(tmp_path):
     """A solutions folder that covers part of the suite: the note counts the rest and, where the folder has an
     ``unsolved.json``, how many of them it explains; a full folder gets no note; a broken file is named."""
-    from cudal1.harness.cli import load_solutions, uncovered_note
-
     tasks = load_suite(f"dir:{FIX / 'tasks'}")
     sol = tmp_path / "solutions"
     sol.mkdir()
