@@ -31,7 +31,7 @@ def drifted_pair(fixture_tasks, fast_config, monkeypatch):
     ``factor`` and the pair marked ``reference_drift``: returns ``(make(factor) -> run, workers made)``. The drift
     limit is 100% here (a tiny CPU reference's time moves by tens of percent between two measurements on a
     loaded machine); the factors below are far on either side of it."""
-    monkeypatch.setattr(pair, "drift_limit", lambda summary: 1.0)
+    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda": 1.0)
     task = fixture_tasks["tiny_linear_relu"]
     made: list[WorkerProcess] = []
 

@@ -56,11 +56,39 @@ def test_honest_code_has_no_flags():
     ("class M:\n    def forward(self, x):\n        self._cache = x\n        return x\n", "stateful_forward"),
     ("import torch\ntorch.backends.cudnn.benchmark = True\n", "library_flag"),
     ("import triton\n@triton.jit\ndef k(x):\n    pass\n", "custom_kernel_source"),
+    # the hints of 2026-11-29 (issue 40): each reached the harness's process state or the launch command line
+    ("from sys import _getframe as _at\n", "introspection"),
+    ("def walk(f):\n    return f.f_back.f_locals\n", "introspection"),
+    ("import sys\ntry:\n    raise ValueError\nexcept ValueError:\n    f = sys.exc_info()[2].tb_frame\n", "introspection"),
+    ("import sys\nf = getattr(sys, '_getframe')\n", "introspection"),
+    ("def walk(f):\n    return getattr(f, 'f_back')\n", "introspection"),
+    ("import sys\nargs = sys.argv[1:]\n", "introspection"),
+    ("from sys import argv\n", "introspection"),
+    ("import posix\npid = posix.fork()\n", "introspection"),
+    ("from posix import fork\n", "introspection"),
+    ("import os\nos.posix_spawn('/bin/true', ['true'], {})\n", "introspection"),
+    ("f = open(3, 'w')\n", "introspection"),
+    ("def f(fd):\n    return open(fd, 'w', closefd=False)\n", "introspection"),
+    ("import _thread\n_thread.start_new_thread(print, ())\n", "threads"),
+    ("import torch.multiprocessing as mp\n", "threads"),
+    ("from torch import multiprocessing\n", "threads"),
 ])
 def test_each_flag_fires(snippet, flag):
     rep = analyse(snippet)
     assert flag in rep.flags, rep
     assert rep.evidence[flag] and rep.evidence[flag][0].startswith("line ")
+
+
+@pytest.mark.parametrize("snippet", [
+    "import sys\nprint(sys.version_info >= (3, 10))\n",
+    "with open('weights.txt') as f:\n    text = f.read()\n",
+    "class M:\n    def forward(self, x):\n        return getattr(self, 'scale') * x\n",
+    "import torch\nn = torch.get_num_threads()\n",
+])
+def test_honest_neighbours_of_the_new_hints_stay_quiet(snippet):
+    """Twins of the hints above: reading a version, opening a file by path, a constant-named attribute of the
+    candidate's own object, asking torch for its thread count."""
+    assert analyse(snippet).flags == (), analyse(snippet)
 
 
 def test_ieee_triton_dot_is_not_reduced_precision():

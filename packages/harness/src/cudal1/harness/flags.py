@@ -55,7 +55,8 @@ _FLAGS = (
     Flag("timing_disagrees", "reject", "the parent's own clock around the candidate's batches saw more time than "
          "the candidate's process reported, beyond the reference's overhead and the noise"),
     Flag("reference_drift", "reject", "the clean reference process ran slower while the candidate's process was "
-         "alive than before it was loaded: something kept the GPU busy"),
+         "alive than before it was loaded, and than beside a copy of itself: something of the candidate kept the GPU "
+         "or the machine busy"),
     # -- suspect: may be ok, not trusted as an improvement -------------------------------------------------
     Flag("side_stream", "suspect", "the candidate creates CUDA streams"),
     Flag("threads", "suspect", "the candidate imports threading, concurrent.futures or multiprocessing"),
@@ -66,6 +67,9 @@ _FLAGS = (
     Flag("stateful_forward", "suspect", "forward assigns to self (a possible result cache)"),
     Flag("library_flag", "suspect", "the candidate sets a torch.backends switch (cuDNN benchmark, TF32 ...)"),
     Flag("remeasure_disagrees", "suspect", "a second measurement of the speedup disagreed with the first"),
+    Flag("reference_slowed", "suspect", "the reference ran slower than alone beside the candidate, and beside a copy "
+         "of itself it also ran slower than that copy: something outside the pair (another process, the machine's "
+         "load) slowed the reference's process, so the speedup is inflated and not trusted"),
     # -- measurement: how the figure was taken --------------------------------------------------------------
     Flag("timing_unstable", "measurement", "bucket means spread more than the limit in every attempt"),
     Flag("gpu_throttled", "measurement", "NVML reported thermal or power slowdown during timing"),

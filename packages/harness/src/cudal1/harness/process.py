@@ -36,6 +36,30 @@ MAX_MESSAGE_BYTES = 64 << 20
 #: only beyond 128 MiB free.
 MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728"
 
+FREEZE_TIMEOUT_S = 2.0
+#: states of /proc/<pid>/stat in which a process can still run: running, sleeping, disk sleep, waking, parked, idle
+RUNNING_STATES = frozenset("RSDWPI")
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of ``pid`` in ``/proc/<pid>/stat`` (``R``, ``S``, ``T`` stopped, ``t`` stopped by a tracer,
+    ``Z`` ...), or None when it is gone (or there is no ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            line = f.read()
+    except OSError:
+        return None
+    rest = line[line.rfind(b")") + 2 :]
+    return rest[:1].decode() if rest else None
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 LIVE: set[WorkerProcess] = set()
 _LIVE_LOCK = threading.Lock()
 
@@ -58,10 +82,11 @@ def _signal_name(code: int) -> str:
 def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a worker of either role: the allow-listed variables of this process, ``extra``, and
     what the harness fixes for both alike (unbuffered output, no user site, the allocator's settings
-    :data:`MALLOC_TUNABLES`, this process's ``sys.path`` as absolute ``PYTHONPATH``)."""
+    :data:`MALLOC_TUNABLES`, the import paths of this process that belong to installed packages as absolute
+    ``PYTHONPATH``: :func:`cudal1.harness.sandbox.installed_paths`, never the launching folder)."""
     return sandbox.sanitized_env({**(extra or {}), "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
                                   "GLIBC_TUNABLES": MALLOC_TUNABLES,
-                                  "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in sys.path if p)})
+                                  "PYTHONPATH": os.pathsep.join(sandbox.installed_paths())})
 
 
 def scratch_root() -> str | None:
@@ -122,10 +147,13 @@ class WorkerProcess:
             worker_env[sandbox.ADDRESS_SPACE_ENV] = str(self.limits.memory_bytes)
         command = [sys.executable, "-m", "cudal1.harness.worker", "--role", role, "--cmd-fd", str(cmd_r),
                    "--reply-fd", str(rep_w), "--workdir", str(self.dir)]
+        passed = [cmd_r, rep_w]
         if sandboxed:
             info = sandbox.detect()
             spec = sandbox.SandboxSpec(self.dir, list(writable or []), gpu, list(hidden or []))
-            command = [*sandbox.bwrap_argv(info, spec, worker_env), "--", *command]
+            bwrap, args_fd = sandbox.args_through_fd(sandbox.bwrap_argv(info, spec, worker_env))
+            passed.append(args_fd)
+            command = [*bwrap, "--", *command]
             popen_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             popen_env = worker_env
@@ -133,17 +161,18 @@ class WorkerProcess:
         self.started = time.monotonic()
         log_fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            self.proc = subprocess.Popen(argv, pass_fds=(cmd_r, rep_w), stdin=subprocess.DEVNULL, stdout=log_fd,
+            self.proc = subprocess.Popen(argv, pass_fds=tuple(passed), stdin=subprocess.DEVNULL, stdout=log_fd,
                                          stderr=log_fd, env=popen_env, cwd=self.dir, start_new_session=True)
         finally:
             os.close(log_fd)
-            os.close(cmd_r)
-            os.close(rep_w)
+            for fd in passed:
+                os.close(fd)
         self._cmd_w, self._rep_r = cmd_w, rep_r
         self._buf = b""
         self.ready = False
         self.pending: str | None = None
         self._reaper: threading.Thread | None = None
+        self._frozen: set[int] | None = None
         with _LIVE_LOCK:
             LIVE.add(self)
 
@@ -261,6 +290,60 @@ class WorkerProcess:
         if oom:
             return f"the worker process exited with code {code} after going over its memory limit"
         return f"the worker process exited with code {code} before replying (os._exit or sys.exit?)"
+
+    # -- stopping while the other worker is timed ---------------------------------------------------------
+    def processes(self) -> set[int]:
+        """Every live process of this worker: the one started, its descendants (with a sandbox, every process of its
+        PID namespace: orphans are reparented to the namespace's init) and those of its cgroup."""
+        if not os.path.isdir("/proc"):  # no /proc (macOS): the process started, whose descendants cannot be listed
+            return {self.proc.pid} if self.proc.poll() is None else set()
+        pids = {self.proc.pid, *descendants(self.proc.pid)}
+        if self.cgroup is not None:
+            pids |= self.cgroup.pids()
+        return {p for p in pids if process_state(p) is not None}
+
+    def freeze(self, timeout: float = FREEZE_TIMEOUT_S) -> bool:
+        """Stop every process of this worker (``SIGSTOP``: every thread of each) and return once each is seen
+        stopped; :meth:`thaw` resumes them. The parent freezes the candidate's worker while the clean reference is
+        timed, so that nothing of the candidate (a helper process, a native thread, a memory-bandwidth loop) runs
+        on the machine then (issue 40: such helpers made the reference 20-115x slower on CPU).
+
+        The stop is repeated until no process of the worker runs and no new one appears: a process forked while
+        the others were being stopped is found in the next pass, and a ``SIGSTOP`` that a tracing process swallowed
+        is sent again once the tracer itself is stopped. Returns False when that did not settle within ``timeout``
+        seconds (the worker is then left stopped; the caller fails the pair)."""
+        stopped: set[int] = set(self._frozen or ())
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.processes()
+            new = found - stopped
+            for pid in new:
+                _signal(pid, signal.SIGSTOP)
+            stopped |= found
+            self._frozen = stopped
+            while True:  # until every process is seen stopped (a signal is delivered asynchronously)
+                running = [p for p in stopped if process_state(p) in RUNNING_STATES]
+                if not running:
+                    break
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.0001)
+                for pid in running:  # again: a tracer may have swallowed the stop before it was stopped itself
+                    _signal(pid, signal.SIGSTOP)
+            if not new:  # a pass found nothing new with everything stopped: nothing can fork any more
+                return True
+            if time.monotonic() > deadline:
+                return False
+
+    def thaw(self) -> None:
+        """Resume the processes :meth:`freeze` stopped."""
+        for pid in self._frozen or ():
+            _signal(pid, signal.SIGCONT)
+        self._frozen = None
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen is not None
 
     # -- ending -----------------------------------------------------------------------------------------
     def kill(self, wait: bool = True) -> None:

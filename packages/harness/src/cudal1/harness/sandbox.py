@@ -124,12 +124,71 @@ def sanitized_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _pth_entries() -> set[str]:
+    """Folders that ``.pth`` files of the site-packages folders add to ``sys.path`` (editable installs)."""
+    import site
+
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    try:
+        dirs.append(site.getusersitepackages())
+    except Exception:  # noqa: BLE001 - no user site (PYTHONNOUSERSITE, embedded interpreters)
+        pass
+    dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    out: set[str] = set()
+    for d in dict.fromkeys(dirs):
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for n in names:
+            try:
+                lines = Path(d, n).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for ln in lines:
+                ln = ln.strip()
+                if ln and not ln.startswith(("#", "import ", "import\t")):
+                    out.add(os.path.realpath(os.path.join(d, ln)))
+    return out
+
+
+def _inside(path: str, folders: set[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders if f not in ("", "/"))
+
+
+def installed_paths() -> list[str]:
+    """The entries of ``sys.path`` a worker may import from, in order: those inside the Python installation or the
+    virtual environment, those that ``.pth`` files of site-packages add (editable installs of the workspace's
+    packages), those named in ``$PYTHONPATH``, and those holding the ``cudal1`` packages. Never the launching
+    process's working directory or script folder (``python -m`` and ``python script.py`` put them first on
+    ``sys.path``): a candidate must not see the folder a run was started from (issue 40), unless that folder is
+    itself one of the above."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    allowed = _pth_entries()
+    allowed.update(os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    cudal1 = sys.modules.get("cudal1")
+    homes = {os.path.realpath(os.path.dirname(p)) for p in getattr(cudal1, "__path__", [])}
+    launch = {os.path.realpath(os.getcwd())}
+    if sys.path and sys.path[0]:
+        launch.add(os.path.realpath(sys.path[0]))
+    out: list[str] = []
+    for p in sys.path:
+        if not p:
+            continue
+        real = os.path.realpath(p)
+        if real in out or not os.path.exists(real):
+            continue
+        if real in homes or _inside(real, prefixes) or (real in allowed and real not in launch):
+            out.append(real)
+    return out
+
+
 def _python_paths() -> list[str]:
     """Folders the worker's Python needs to read: the interpreter, the installation, the virtual environment
-    and every entry of ``sys.path`` (resolved, existing)."""
+    and the import paths of :func:`installed_paths` (resolved, existing; never the launching folder)."""
     cands = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              str(Path(sys.executable).parent), str(Path(os.path.realpath(sys.executable)).parent.parent)}
-    cands.update(p for p in sys.path if p)
+    cands.update(installed_paths())
     out: set[str] = set()
     for p in cands:
         for q in (os.path.abspath(p), os.path.realpath(p)):  # bwrap binds absolute paths only
@@ -192,6 +251,29 @@ def bwrap_argv(info: SandboxInfo, spec: SandboxSpec, env: dict[str, str]) -> lis
         a += ["--setenv", k, v]
     a += ["--chdir", str(spec.workdir)]
     return a
+
+
+def args_through_fd(argv: list[str]) -> tuple[list[str], int]:
+    """``argv`` (a bwrap command line up to ``--``) as ``[bwrap, "--args", FD]`` and the descriptor FD (an anonymous
+    file holding the other arguments, NUL-separated; the caller passes it to the child and closes its own copy).
+
+    Why: the namespace's init is a copy of bwrap, and its ``/proc/1/cmdline`` is readable inside the sandbox; with
+    the arguments on the command line that showed every bound path, every hidden one (the store, the JSON) and
+    every environment value passed (issue 40). bwrap reads ``--args`` at start and closes the descriptor, so the
+    candidate sees neither the arguments nor the descriptor."""
+    data = b"".join(a.encode() + b"\0" for a in argv[1:])
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("cudal1-bwrap-args", 0)
+    else:  # pragma: no cover - Linux has memfd_create; an unlinked file elsewhere
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix="cudal1-bwrap-args-")
+        os.unlink(name)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [argv[0], "--args", str(fd)], fd
 
 
 # -- cgroups ----------------------------------------------------------------------------------------------

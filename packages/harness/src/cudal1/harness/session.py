@@ -160,7 +160,7 @@ class Session:
     def hints(self) -> dict[str, Any]:
         return {"flags": sorted(self.flags), "evidence": {k: v[:10] for k, v in self.evidence.items()}}
 
-    def _call(self, fn: Any, args: list[Any], where: str) -> Any:
+    def _call(self, fn: Any, args: list[Any], where: str, check_threads: bool = True) -> Any:
         if self.state is not None:
             self.state.restore()
         try:
@@ -171,7 +171,7 @@ class Session:
             who = "ModelNew.forward" if self.role == "candidate" else "the reference"
             raise Failure("runtime_error" if self.role == "candidate" else "task_error",
                           f"{who} raised in {where}: {exc_line(e)}") from e
-        self.guard(where)
+        self.guard(where, check_threads)
         return out
 
     # -- candidate-side hints ---------------------------------------------------------------------------
@@ -195,10 +195,10 @@ class Session:
             self.flags.update(new_flags)
             self.evidence.setdefault("backend_switches", []).extend(f"{w} ({when})" for w in what)
             integrity.restore_backend_flags(self.backend)
-        extra = integrity.live_threads() - self.threads0
-        if check_threads and extra > 0:
-            raise Failure("rejected", f"{extra} thread(s) started by the candidate still run after it returned "
-                          f"({when}): work outside the timed call", "threads_left_running")
+        extra = integrity.threads_left(self.threads0) if check_threads else frozenset()
+        if extra:
+            raise Failure("rejected", f"{len(extra)} thread(s) started by the candidate still run after it returned "
+                          f"({when}; counted in /proc/self/task): work outside the timed call", "threads_left_running")
         training = integrity.training_modules(self.module) if self.module is not None else []
         if training:
             raise Failure("rejected", f"the candidate switched {', '.join(training[:3])} to training mode ({when}); "
@@ -317,6 +317,7 @@ class Session:
         self._make_timer()
         self.snapshot = integrity.IdentitySnapshot()
         self.backend = integrity.backend_flags()
+        integrity.warm_thread_pools()  # torch's pools exist before the baseline: they are not the candidate's
         self.threads0 = integrity.live_threads()
         ext_dir = cmd.get("extensions_dir")
         before = extension_snapshot(ext_dir) if ext_dir else {}
@@ -504,8 +505,10 @@ class Session:
                 low = None
                 self.evidence.setdefault("op_recording", []).append(f"unavailable: {exc_line(e)}")
             self.guard("during the recorded call")
-            names = integrity.kernel_names(lambda: self._call(self.model, clone_args(args), "the profiled call"),
-                                           self.device)
+            before = integrity.live_threads()
+            names = integrity.kernel_names(lambda: self._call(self.model, clone_args(args), "the profiled call",
+                                                              check_threads=False), self.device)
+            self.threads0 = self.threads0 | (integrity.live_threads() - before)  # the profiler's own threads
             self.guard("during the profiled call")
         return {"type": "observe", "low_precision_ops": low, "kernels": names, "op_signature": signature,
                 "hints": self.hints()}

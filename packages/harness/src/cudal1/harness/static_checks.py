@@ -13,13 +13,16 @@ monkeypatch            assigns to an attribute of an imported module (``torch.ma
                        ``F.relu = f``, ``time.perf_counter = f``) or calls ``setattr`` on one
 calls_reference        uses the name ``Model`` (the task's reference) or imports a task module
 introspection          reaches into the interpreter or the process: ``gc``, ``ctypes``,
-                       ``sys._getframe``, ``inspect.currentframe``/``stack``, ``sys.modules``,
-                       ``__import__``/``__builtins__``, ``eval``/``exec``/``compile``, ``os.write``/
-                       ``os.dup*``/``os.fdopen``/``os.kill``, ``/proc/``, ``signal``, ``subprocess``,
-                       ``getattr``/``setattr`` with a computed name, dunder attributes such as
-                       ``__dict__``, ``__globals__``, ``__subclasses__``
+                       ``sys._getframe`` (also imported under another name), frame and traceback
+                       attributes (``f_back``, ``f_locals``, ``tb_frame`` ...), ``inspect.currentframe``/
+                       ``stack``, ``sys.modules``, ``sys.argv``, ``__import__``/``__builtins__``,
+                       ``eval``/``exec``/``compile``, ``os.write``/``os.dup*``/``os.fdopen``/``os.kill``/
+                       ``os.fork``/``os.posix_spawn`` (and the same through ``posix``), ``open()`` on a file
+                       descriptor, ``/proc/``, ``signal``, ``subprocess``, ``getattr``/``setattr`` with a
+                       computed name, dunder attributes such as ``__dict__``, ``__globals__``, ``__subclasses__``
 side_stream            creates CUDA streams (``torch.cuda.Stream``, ``cudaStreamCreate``, CuPy)
-threads                imports ``threading``, ``concurrent.futures`` or ``multiprocessing``
+threads                imports ``threading``, ``_thread``, ``concurrent.futures`` or ``multiprocessing``
+                       (``torch.multiprocessing`` too)
 reduced_precision      mentions fp16/bf16/TF32/autocast, or uses Triton ``tl.dot`` without
                        ``input_precision="ieee"`` (Triton's fp32 dot defaults to TF32)
 exception_fallback     has ``try``/``except`` inside a ``forward``
@@ -42,14 +45,22 @@ from pathlib import Path
 
 REJECTING = frozenset({"monkeypatch", "calls_reference", "introspection"})
 
-_INTROSPECTION_MODULES = {"gc", "ctypes", "inspect", "signal", "subprocess", "builtins", "importlib", "pty"}
+_INTROSPECTION_MODULES = {"gc", "ctypes", "inspect", "signal", "subprocess", "builtins", "importlib", "pty", "posix"}
 _INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "vars", "locals", "__builtins__"}
 _HARMLESS_DUNDERS = {"__init__", "__name__", "__class__", "__call__", "__doc__", "__file__", "__version__",
                      "__module__", "__qualname__", "__len__", "__getitem__", "__setitem__", "__iter__", "__next__",
                      "__enter__", "__exit__", "__repr__", "__str__", "__new__", "__torch_function__",
                      "__torch_dispatch__", "__cuda_array_interface__", "__dlpack__"}
-_OS_DANGEROUS = {"write", "dup", "dup2", "fdopen", "kill", "killpg", "_exit", "fork", "system", "popen",
-                 "execv", "execve", "spawnv", "open", "pipe", "close"}
+_OS_DANGEROUS = {"write", "dup", "dup2", "fdopen", "kill", "killpg", "_exit", "fork", "forkpty", "system", "popen",
+                 "execv", "execve", "spawnv", "posix_spawn", "posix_spawnp", "open", "pipe", "close", "read",
+                 "register_at_fork"}
+#: ``sys`` attributes that reach the interpreter's frames or the launching command line
+_SYS_INTROSPECTION = {"_getframe", "_current_frames", "_current_exceptions", "modules", "settrace", "setprofile",
+                      "argv", "orig_argv"}
+#: attributes of frames, tracebacks, generators and coroutines that walk the interpreter's stack
+_FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
+                     "cr_frame", "ag_frame"}
+_THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "torch.multiprocessing"}
 _PRECISION_RE = re.compile(
     r"\.half\(|float16|bfloat16|\bautocast\b|allow_tf32|set_float32_matmul_precision|\btf32\b|__half|half2|"
     r"__nv_bfloat16|\bfp16\b|\bbf16\b|\bamp\.", re.IGNORECASE)
@@ -98,8 +109,11 @@ class _Visitor(ast.NodeVisitor):
         for a in node.names:
             if a.name == "Model" or mod.startswith("cudal1_task") or mod.startswith("cudal1.harness"):
                 self.add("calls_reference", node)
-            if a.name in _INTROSPECTION_MODULES or (mod == "os" and a.name in _OS_DANGEROUS):
-                self.add("introspection", node)
+            if a.name in _INTROSPECTION_MODULES or (mod in ("os", "posix") and a.name in _OS_DANGEROUS) or (
+                    mod == "sys" and a.name in _SYS_INTROSPECTION):
+                self.add("introspection", node)  # also `from sys import _getframe as f`: the alias hides nothing
+            if f"{mod}.{a.name}" in _THREAD_MODULES or (mod == "torch" and a.name == "multiprocessing"):
+                self.add("threads", node)
             # `from torch.nn import functional as F` binds a module
             self.module_aliases.add(a.asname or a.name)
         self.generic_visit(node)
@@ -108,7 +122,7 @@ class _Visitor(ast.NodeVisitor):
         root = name.split(".")[0]
         if root in _INTROSPECTION_MODULES:
             self.add("introspection", node)
-        if root in ("threading", "multiprocessing") or name.startswith("concurrent"):
+        if root in _THREAD_MODULES or any(name == m or name.startswith(m + ".") for m in _THREAD_MODULES):
             self.add("threads", node)
         if name.startswith("cudal1_task") or name.startswith("cudal1.harness"):
             self.add("calls_reference", node)
@@ -124,11 +138,14 @@ class _Visitor(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in _HARMLESS_DUNDERS:
             self.add("introspection", node)
+        if node.attr in _FRAME_ATTRIBUTES:
+            self.add("introspection", node)
         chain = _dotted(node)
         if chain:
-            if chain in ("sys._getframe", "sys.modules", "sys._current_frames", "sys.settrace", "sys.setprofile"):
+            parts = chain.split(".")
+            if parts[0] == "sys" and len(parts) > 1 and parts[1] in _SYS_INTROSPECTION:
                 self.add("introspection", node)
-            if chain.startswith("os.") and chain.split(".")[1] in _OS_DANGEROUS:
+            if parts[0] in ("os", "posix") and len(parts) > 1 and parts[1] in _OS_DANGEROUS:
                 self.add("introspection", node)
         self.generic_visit(node)
 
@@ -136,10 +153,13 @@ class _Visitor(ast.NodeVisitor):
         fn = _dotted(node.func)
         if fn == "setattr" and node.args and _root_name(node.args[0]) in self.module_aliases:
             self.add("monkeypatch", node)
-        if fn in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2 and not (
-            isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
-        ):
-            self.add("introspection", node)  # attribute names computed at run time hide what is reached
+        if fn in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
+            name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+            if not isinstance(name, str):
+                self.add("introspection", node)  # attribute names computed at run time hide what is reached
+            elif name in _FRAME_ATTRIBUTES or (_root_name(node.args[0]) == "sys" and name in _SYS_INTROSPECTION) or (
+                    _root_name(node.args[0]) in ("os", "posix") and name in _OS_DANGEROUS):
+                self.add("introspection", node)  # getattr(sys, "_getframe") is sys._getframe
         if fn and fn.split(".")[-1] == "dot" and fn.split(".")[0] in ("tl", "triton"):
             prec = {k.arg: k.value for k in node.keywords}
             ieee = isinstance(prec.get("input_precision"), ast.Constant) and prec["input_precision"].value == "ieee"
@@ -148,6 +168,8 @@ class _Visitor(ast.NodeVisitor):
                 self.add("reduced_precision", node)
         if self.forward_depth and fn and fn.split(".")[-1] in ("train", "eval"):
             self.add("mode_call", node)
+        if fn in ("open", "io.open", "builtins.open", "io.FileIO", "FileIO") and _opens_descriptor(node):
+            self.add("introspection", node)  # a file descriptor the harness opened (its pipes, its log)
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -213,6 +235,21 @@ def _dotted(node: ast.AST) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def _opens_descriptor(call: ast.Call) -> bool:
+    """Whether an ``open()`` call opens a file descriptor rather than a path: an integer first argument, a
+    ``.fileno()`` call, or ``closefd=``/``opener=`` (which only make sense for descriptors)."""
+    if any(k.arg in ("closefd", "opener") for k in call.keywords):
+        return True
+    if not call.args:
+        return False
+    first = call.args[0]
+    if isinstance(first, ast.Constant):
+        return isinstance(first.value, int) and not isinstance(first.value, bool)
+    if isinstance(first, ast.UnaryOp) and isinstance(first.operand, ast.Constant):
+        return isinstance(first.operand.value, int)
+    return isinstance(first, ast.Call) and (_dotted(first.func) or "").endswith("fileno")
 
 
 def _root_name(node: ast.AST) -> str | None:

@@ -161,23 +161,34 @@ def summarise(times: PairedTimes, buckets: int, spread_limit: float, seed: int =
 
 
 def summarise_rounds(times: PairedTimes, calls_per_round: int, buckets: int, spread_limit: float,
-                     seed: int = 0) -> TimingSummary:
+                     seed: int = 0, *, cand_extra_ms: float = 0.0) -> TimingSummary:
     """The reported figures from paired rounds of ``calls_per_round`` calls per model (the harness's protocol).
+
+    **A round's time is the mean of its calls** (the batch's total over its calls), never a per-call statistic: a
+    timed call's figure must cover all the work its own output needs, and a candidate can move work between the
+    calls of a batch (return unfilled buffers from the first calls and fill them all in the last one, before the
+    batch's outputs are digested). Per-call medians paid that as a 50-450x speedup (issue 40); a batch's total is
+    the same however its work is spread over its calls, and the parent's clock bounds the total
+    (:mod:`cudal1.harness.clockcheck`).
 
     Each round's reference and candidate batches ran back to back on the same inputs, so a slow period of the
     machine (a CPU that launches kernels late for a few seconds, a clock change) hits both: the speedup is the
-    median over rounds of (median reference call / median candidate call) of the round, with a bootstrap CI
-    over rounds. Rounds are grouped into ``buckets``; ``stable`` when the buckets' median ratios spread by at
-    most ``spread_limit``. ``ref_ms``/``cand_ms``: medians of the rounds' median calls; the per-model spreads
-    of bucket medians are reported too (how much the machine itself drifted)."""
+    median over rounds of (reference's mean call / candidate's mean call) of the round, with a bootstrap CI over
+    rounds. Rounds are grouped into ``buckets``; ``stable`` when the buckets' median ratios spread by at most
+    ``spread_limit``. ``ref_ms``/``cand_ms``: medians of the rounds' mean calls; the per-model spreads of bucket
+    medians are reported too (how much the machine itself drifted).
+
+    ``cand_extra_ms``: time per call added to every candidate round, what the parent's clock saw beyond the times
+    the candidate's process reported (:func:`cudal1.harness.clockcheck.charge`)."""
     import numpy as np
 
     n = max(int(calls_per_round), 1)
     rounds = len(times.ref) // n
     if rounds < buckets:
         raise ValueError(f"need at least {buckets} rounds of {n} calls, got {len(times.ref)} calls")
-    r = np.median(np.asarray(times.ref[: rounds * n], dtype=np.float64).reshape(rounds, n), axis=1)
-    c = np.median(np.asarray(times.cand[: rounds * n], dtype=np.float64).reshape(rounds, n), axis=1)
+    r = np.mean(np.asarray(times.ref[: rounds * n], dtype=np.float64).reshape(rounds, n), axis=1)
+    c = np.mean(np.asarray(times.cand[: rounds * n], dtype=np.float64).reshape(rounds, n), axis=1)
+    c = c + max(float(cand_extra_ms), 0.0)
     ratio = r / np.maximum(c, 1e-300)
     groups = np.array_split(np.arange(rounds), buckets)
     rb = [float(np.median(r[g])) for g in groups]
