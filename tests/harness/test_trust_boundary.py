@@ -300,3 +300,33 @@ def test_store_and_json_are_out_of_reach(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     assert sorted(r[0] for r in sqlite3.connect(store).execute("SELECT status FROM results")) == ["incorrect", "ok"]
     assert [r["status"] for r in json.loads(out.read_text())] == ["ok"]
+
+
+@needs_sandbox
+def test_the_launch_folder_and_the_sandbox_command_line_are_out_of_reach(tmp_path):
+    """Started as ``python -m cudal1.harness.cli`` from a folder holding a secret: that folder was on ``sys.path``,
+    so it was bound into the sandbox (read-only) and named in the worker's ``PYTHONPATH``, and ``/proc/1/cmdline``
+    inside showed bwrap's whole command line, every bound and hidden path and every environment value passed
+    (issue 40). The candidate must read none of it; an installed package's files stay readable."""
+    launch = tmp_path / "launch-folder-7c1d"
+    launch.mkdir()
+    secret = launch / "notes.txt"
+    secret.write_text(SECRET)
+    sol = tmp_path / "sol"
+    sol.mkdir()
+    src = (BOUNDARY / "launch_dir_probe.py").read_text().replace("@SECRET_PATH@", str(secret))
+    (sol / "tiny_linear_relu.py").write_text(src)
+    out, store = tmp_path / "out.json", tmp_path / "run.sqlite"
+    res = subprocess.run([sys.executable, "-m", "cudal1.harness.cli", "--suite", f"dir:{FIX / 'tasks'}", "--solutions",
+                          str(sol), "--json", str(out), "--store", str(store), "--device", "cpu", "--trials", "5",
+                          "--timeout", "120", "--quiet"], capture_output=True, text=True, timeout=600, cwd=launch,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert res.returncode == 0, res.stderr[-3000:]
+    (rec,) = json.loads(out.read_text())
+    log = rec["log_tail"]
+    assert "secret: unreadable" in log and SECRET not in log, log
+    assert "pythonpath:" in log and str(launch) not in log, log
+    cmdline = next(ln for ln in log.splitlines() if ln.startswith("cmdline:"))
+    assert str(store) not in cmdline and str(out) not in cmdline and "--ro-bind" not in cmdline, cmdline
+    assert "package: readable," in log, log
+    assert rec["status"] == "ok", (rec["status"], rec["reason"])

@@ -115,11 +115,15 @@ def reference_drift(paired_ref_ms: float, alone_ms: list[float]) -> float:
 def drift_limit(summary: Any, device: str = "cuda") -> float:
     """The drift beyond which the reference was slowed (not noise): :data:`DRIFT_LIMIT` of the device, or twice
     the reference's own bucket spread (launch-bound references on a virtual machine drift by tens of percent on
-    their own: measured on an H100 host, see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md).
+    their own: measured on an H100 host, see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md), but
+    never more than twice the device's limit: the spread is measured beside the candidate, and a candidate that
+    slows the reference irregularly must not widen the limit without end (issue 40: helpers that made the reference
+    5x slower, and its buckets spread, passed a limit of twice that spread).
 
     On a GPU and on the CPU alike (issue 40: on the CPU nothing compared the reference's paired time with its
     time alone, and helpers of a candidate, or another program's load, made it 20-200x slower unseen). The CPU's
     limit is wider: CPU lanes share the machine's caches and memory bandwidth with each other and with the
     candidate's process between the reference's batches. A drift beyond the limit is re-checked beside a twin
     before the pair is rejected (``pair._drift_recheck``)."""
-    return max(DRIFT_LIMIT.get(device, DRIFT_LIMIT["cpu"]), 2.0 * summary.ref_spread)
+    base = DRIFT_LIMIT.get(device, DRIFT_LIMIT["cpu"])
+    return base + min(max(2.0 * summary.ref_spread - base, 0.0), base)

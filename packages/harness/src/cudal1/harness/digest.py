@@ -148,21 +148,65 @@ def _gather(parts: list[tuple[list[int], torch.Tensor]], count: int, width: int)
     return out.tolist()
 
 
-def _power_sums(blocks: list[_Block], weights) -> list[tuple[list[int], torch.Tensor]] | None:
-    """The fast path of :func:`digest_tensors` for floating blocks whose values are all finite (the usual case):
-    per row ``d1, d2, S1..S4`` (``S_k`` = sum of ``|x|**k``) in float64, from which the tolerance bounds follow in
-    closed form (:func:`_bounds`), in one set of reductions instead of one pass for the counts and another for the
-    bounds. None when a block is not floating or holds a NaN or an infinity (the general path then counts them)."""
+SUM_CHUNK = 4096  #: elements summed in the output's own precision before the partial sums go to float64
+
+
+def _fast_blocks(ts: list[torch.Tensor]) -> Iterator[tuple[list[int], int, torch.Tensor]]:
+    """The floating tensors as ``(rows, lo, x)`` blocks for :func:`_power_sums`, ``x`` of shape ``[rows, m]`` in float32
+    (float64 for float64 and complex128 outputs): large tensors sliced as views of at most :data:`CHUNK` elements,
+    small ones of one length, dtype and device stacked. Integer and boolean tensors are left out (the general path
+    counts them exactly)."""
+
+    def compute(t: torch.Tensor) -> torch.dtype:
+        return torch.float64 if t.dtype in (torch.float64, torch.complex128) else torch.float32
+
+    def gen() -> Iterator[tuple[list[int], int, torch.Tensor]]:
+        groups: dict[tuple, list[int]] = {}
+        for i, t in enumerate(ts):
+            if not (t.dtype.is_floating_point or t.dtype.is_complex):
+                continue
+            flat = _flat(t)
+            n = flat.numel()
+            if n > CHUNK // 2:
+                for lo in range(0, n, CHUNK):
+                    yield [i], lo, flat[lo : lo + CHUNK].to(compute(t)).unsqueeze(0)
+            else:
+                groups.setdefault((n, t.dtype, t.device), []).append(i)
+        for (n, _dtype, _dev), idx in groups.items():
+            per = max(1, CHUNK // max(n, 1))
+            for k in range(0, len(idx), per):
+                rows = idx[k : k + per]
+                yield rows, 0, torch.stack([_flat(ts[i]).to(compute(ts[i])) for i in rows])
+
+    return gen()
+
+
+def _power_sums(ts: list[torch.Tensor], weights) -> list[tuple[list[int], torch.Tensor]]:
+    """The fast path of :func:`digest_tensors` for floating outputs: per row ``d1, d2, S1..S4`` (``S_k`` = sum of
+    ``|x|**k``), from which the tolerance bounds follow in closed form (:func:`_bounds`), in one set of reductions.
+    Values stay in their float32 (float64) precision: products and sums over :data:`SUM_CHUNK` elements, the
+    partial sums added in float64 (the rounding of a float32 sum of 4096 terms is far below the tolerances these
+    digests are compared within). NaN or infinity makes a sum non-finite, and the caller then takes the general
+    path; so does an integer or boolean output, which no block covers."""
     parts = []
-    for b in blocks:
-        if not b.is_float:
-            return None
-        x = b.x
-        w, u = weights(b.lo, x.shape[1], x.device)
-        y = x.abs()
-        y2 = x * x
-        sums = torch.stack([x @ w, y2 @ u, y.sum(1), y2.sum(1), (y2 * y).sum(1), (y2 * y2).sum(1)], dim=1)
-        parts.append((b.rows, sums))
+    for rows, lo, x in _fast_blocks(ts):
+        k, m = x.shape
+        w, u = weights(lo, m, x.device)
+        w, u = w.to(x.dtype), u.to(x.dtype)
+        whole = m - m % SUM_CHUNK
+        total = torch.zeros(k, 6, dtype=torch.float64, device=x.device)
+        for a, wa, ua in ((x[:, :whole].reshape(k, -1, SUM_CHUNK), w[:whole].reshape(-1, SUM_CHUNK),
+                           u[:whole].reshape(-1, SUM_CHUNK)),
+                          (x[:, whole:].unsqueeze(1), w[whole:].unsqueeze(0), u[whole:].unsqueeze(0))):
+            if a.numel() == 0:
+                continue
+            y = a.abs()
+            y2 = a * a
+            vd = torch.linalg.vecdot
+            sums = torch.stack([vd(a, wa.expand_as(a)), vd(y2, ua.expand_as(y2)), y.sum(-1), y2.sum(-1), vd(y2, y),
+                                vd(y2, y2)], dim=-1)
+            total += sums.to(torch.float64).sum(1)
+        parts.append((rows, total))
     return parts
 
 
@@ -195,23 +239,28 @@ def digest_tensors(ts: list[torch.Tensor], seed: int, tolerances: list[Tolerance
             hashes[key] = (1.0 - 2.0 * (h & 1).to(torch.float64), 1.0 - 2.0 * ((h >> 1) & 1).to(torch.float64))
         return hashes[key]
 
-    blocks = list(_blocks(ts))
-    fast = _power_sums(blocks, weights) if ts else None
-    if fast is not None:
-        rows = _gather(fast, len(ts), 6)
-        if all(math.isfinite(v) for r in rows for v in r):
-            out = []
-            for t, tol, r in zip(ts, tolerances, rows, strict=True):
-                d1, d2, a1, a2, s3_, s4_ = r
-                count = _flat(t).numel()
-                if tol is None:
-                    out.append(Digest(d1, d2, a1, a2, 0, 0, 0))
-                    continue
-                rms = math.sqrt(a2 / count) if count else 0.0
-                b1, b2 = _bounds(count, tol.rtol, tol.atol_at(rms), [a1, a2, s3_, s4_])
-                out.append(Digest(d1, d2, a1, a2, 0, 0, 0, rms, b1, b2))
-            return out
-    return _digest_general(ts, seed, tolerances, blocks, weights)
+    out: list[Digest | None] = [None] * len(ts)
+    fast = _power_sums(ts, weights)
+    if fast:
+        covered = {i for rows, _ in fast for i in rows}
+        for i, (t, tol, r) in enumerate(zip(ts, tolerances, _gather(fast, len(ts), 6), strict=True)):
+            if i not in covered or not all(math.isfinite(v) for v in r):
+                continue  # a NaN or an infinity (or an overflow): this output takes the general path
+            d1, d2, a1, a2, s3_, s4_ = r
+            count = _flat(t).numel()
+            if tol is None:
+                out[i] = Digest(d1, d2, a1, a2, 0, 0, 0)
+                continue
+            rms = math.sqrt(a2 / count) if count else 0.0
+            b1, b2 = _bounds(count, tol.rtol, tol.atol_at(rms), [a1, a2, s3_, s4_])
+            out[i] = Digest(d1, d2, a1, a2, 0, 0, 0, rms, b1, b2)
+    rest = [i for i, d in enumerate(out) if d is None]
+    if rest:
+        sub = [ts[i] for i in rest]
+        for i, d in zip(rest, _digest_general(sub, seed, [tolerances[i] for i in rest], list(_blocks(sub)), weights),
+                        strict=True):
+            out[i] = d
+    return [d for d in out if d is not None]
 
 
 def _digest_general(ts: list[torch.Tensor], seed: int, tolerances: list[Tolerance | None], blocks: list[_Block],
