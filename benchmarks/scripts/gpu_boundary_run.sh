@@ -11,6 +11,9 @@ set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT" .carry/state
 export PYTHONUNBUFFERED=1
+# fold a store's write-ahead log into its file (a run stopped by its timeout leaves its last rows there), so that
+# one file carries every stored result back
+checkpoint() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()" "$1" 2>/dev/null || true; }
 for phase in "$@"; do
   t0=$(date +%s)
   case "$phase" in
@@ -31,11 +34,19 @@ for phase in "$@"; do
         ${KB_LEVEL:+--level $KB_LEVEL} ${KB_TASKS:+--tasks $KB_TASKS} --store .carry/state/${KB_STORE:-kb-after}.sqlite \
         --budget-s "${KB_BUDGET:-480}" --label "${LABEL:-after}" > "$OUT/kb-log-$(date +%H%M%S).txt" 2>&1
       echo "kb rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -30 "$OUT"/kb-log-*.txt
+      checkpoint .carry/state/${KB_STORE:-kb-after}.sqlite
       cp .carry/state/${KB_STORE:-kb-after}.sqlite "$OUT/" ;;
     builtin)
       timeout "${BUILTIN_S:-560}" python3 benchmarks/scripts/bench_harness.py --out "$OUT" --label "${LABEL:-run1}" \
         --skip-inline > "$OUT/builtin-${LABEL:-run1}.txt" 2>&1
       echo "builtin rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -15 "$OUT/builtin-${LABEL:-run1}.txt" ;;
+    selfrun)  # every reference of SUITE (default builtin) as its own candidate, resumable through the store
+      timeout "${SELF_S:-540}" python3 benchmarks/scripts/kb_selfrun.py --suite "${SUITE:-builtin}" \
+        --store .carry/state/${SELF_STORE:-builtin-self}.sqlite --budget-s "${SELF_BUDGET:-480}" \
+        --label "${LABEL:-after}" > "$OUT/self-log-$(date +%H%M%S).txt" 2>&1
+      echo "selfrun rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -12 "$OUT"/self-log-*.txt
+      checkpoint .carry/state/${SELF_STORE:-builtin-self}.sqlite
+      cp .carry/state/${SELF_STORE:-builtin-self}.sqlite "$OUT/" ;;
     integrity)
       timeout 400 python3 benchmarks/scripts/integrity_table.py --out "$OUT" > "$OUT/integrity.txt" 2>&1
       echo "integrity rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -45 "$OUT/integrity.txt" ;;

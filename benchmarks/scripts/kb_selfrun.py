@@ -1,7 +1,9 @@
-"""KernelBench self-run on a GPU: every task's reference submitted as its own candidate (issue 15, item 7).
+"""Self-run on a GPU: every task's reference submitted as its own candidate (issue 15, item 7; issue 40).
 
     PYTHONPATH=packages/harness/src python3 benchmarks/scripts/kb_selfrun.py --suite-dir KB --level 1 \
         --store STATE.sqlite --budget-s 540 [--label before]
+    PYTHONPATH=packages/harness/src python3 benchmarks/scripts/kb_selfrun.py --suite builtin \
+        --store STATE.sqlite --budget-s 540 --label builtin
 
 Pairs are evaluated in chunks and stored as they finish (the store resumes: a pair already in it is read
 back, not re-run); no new chunk starts once ``--budget-s`` seconds have passed, so a device call ends inside
@@ -23,7 +25,8 @@ from cudal1.harness import EvalConfig, EvalPool, ResultStore, load_suite, refere
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite-dir", required=True, help="folder with level1..level3 (KernelBench layout)")
+    ap.add_argument("--suite-dir", help="folder with level1..level3 (KernelBench layout)")
+    ap.add_argument("--suite", help="any suite spec instead (builtin, builtin:level2, dir:PATH ...)")
     ap.add_argument("--level", type=int, action="append", help="levels to run (default: all)")
     ap.add_argument("--tasks", help="only these tasks (comma-separated names)")
     ap.add_argument("--store", required=True)
@@ -33,7 +36,10 @@ def main() -> int:
     ap.add_argument("--cache", default="/tmp/cudal1-selfrun-cache")
     a = ap.parse_args()
     t0 = time.monotonic()
-    tasks = [t for t in load_suite(f"kernelbench:{a.suite_dir}") if not a.level or t.level in a.level]
+    if bool(a.suite) == bool(a.suite_dir):
+        ap.error("give one of --suite-dir and --suite")
+    spec = a.suite or f"kernelbench:{a.suite_dir}"
+    tasks = [t for t in load_suite(spec) if not a.level or t.level in a.level]
     if a.tasks:
         wanted = set(a.tasks.split(","))
         tasks = [t for t in tasks if t.name in wanted]

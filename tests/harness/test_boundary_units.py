@@ -131,8 +131,15 @@ def test_digests_accept_outputs_within_tolerance_and_reject_others():
     rms = float(ref.square().mean().sqrt())
     worst_ok = ref + (tol.atol_at(rms) + tol.rtol * ref.abs()) * torch.sign(torch.randn(100_000))  # at the limit
     assert digests_agree(r, digest_tensor(worst_ok, 7), exact=False)[0]
-    off = ref * (1 + 1e-3)  # 10x the fp32 tolerance everywhere (a bf16-like error)
+    off = ref * (1 + 1e-2)  # 100x the fp32 tolerance everywhere
     assert not digests_agree(r, digest_tensor(off, 7), exact=False)[0]
+    # 20x the tolerance everywhere (a bf16-like error): the weighted sums see it as a random walk of the errors, so
+    # one digest pair catches it with a probability (about 80% here), not for certain: the values sampled in the
+    # correctness trials and in a tenth of the timed rounds do
+    near = ref * (1 + 2e-3)
+    caught = sum(not digests_agree(digest_tensor(ref, s, tolerance=tol), digest_tensor(near, s), exact=False)[0]
+                 for s in range(20))
+    assert caught >= 12, caught
     nan = ref.clone()
     nan[5] = float("nan")
     ok, why = digests_agree(r, digest_tensor(nan, 7), exact=False)
@@ -145,14 +152,20 @@ def _digest_by_formula(t, seed, tol):
     """The module docstring's formulas, written out on one flat float64 tensor (no chunks, no batching)."""
     import math
 
-    from cudal1.harness.digest import position_hash
+    def fmix32(h: int) -> int:  # MurmurHash3's finaliser, in Python integers
+        h ^= h >> 16
+        h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+        h ^= h >> 13
+        h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+        return h ^ (h >> 16)
 
     flat = t.reshape(-1)
     x = (torch.view_as_real(flat).reshape(-1) if flat.is_complex() else flat).to(torch.float64)
     fin = torch.isfinite(x)
     counts = (int(torch.isnan(x).sum()), int(torch.isposinf(x).sum()), int(torch.isneginf(x).sum()))
     x = torch.where(fin, x, 0.0)
-    h = position_hash(0, x.numel(), seed, "cpu")
+    h = torch.tensor([fmix32(fmix32(i ^ (seed & 0xFFFFFFFF)) ^ ((seed >> 32) & 0xFFFFFFFF)) for i in range(x.numel())],
+                     dtype=torch.int64)
     w, u = 1.0 - 2.0 * (h & 1).double(), 1.0 - 2.0 * ((h >> 1) & 1).double()
     n = int(fin.sum()) if (t.is_floating_point() or t.is_complex()) else x.numel()
     rms = math.sqrt(float((x * x).sum()) / n) if n else 0.0
@@ -452,8 +465,7 @@ def test_fast_digests_agree_with_the_float64_formulas_far_inside_the_tolerance_b
 
         def weights(lo, m, dev):
             if (lo, m, dev) not in hashes:
-                h = dg.position_hash(lo, m, 5, dev)
-                hashes[(lo, m, dev)] = (1.0 - 2.0 * (h & 1).to(torch.float64), 1.0 - 2.0 * ((h >> 1) & 1).to(torch.float64))
+                hashes[(lo, m, dev)] = dg.weight_signs(lo, m, 5, dev)
             return hashes[(lo, m, dev)]
 
         exact = dg._digest_general(ts, 5, [tol] * len(ts), list(dg._blocks(ts)), weights)
@@ -484,3 +496,30 @@ def test_a_round_is_timed_by_its_mean_call_and_the_clock_excess_is_charged():
     charged = summarise_rounds(PairedTimes(ref=[1.0] * n * rounds, cand=[0.7] * n * rounds), n, 5, 0.1,
                                cand_extra_ms=charge(chk, 0.7))
     assert charged.speedup_raw == pytest.approx(1.0, abs=0.03)
+
+
+def test_the_gpu_digest_kernel_sums_what_the_pytorch_path_sums():
+    """The one-pass Triton digest (run by Triton's interpreter here, on small rows) gives the PyTorch path's sums
+    for the same positions and seed: the same signs, sums within float32 rounding (float64: float64 rounding)."""
+    import subprocess
+    import sys
+
+    code = """
+import torch
+from cudal1.harness import digest as D, digest_kernel as K
+torch.manual_seed(0)
+worst = {}
+for dt in (torch.float32, torch.float64):
+    x = (torch.randn(3, 5000) * 3 + 0.5).to(dt)
+    got = K.row_sums(x, 7, 0x1234567890ABCDEF)
+    w, u = D.weight_signs(7, 5000, 0x1234567890ABCDEF, "cpu", dt)
+    y, y2 = x.abs(), x * x
+    want = torch.stack([(x * w).sum(1), (y2 * u).sum(1), y.sum(1), y2.sum(1), (y2 * y).sum(1), (y2 * y2).sum(1)], 1)
+    scale = torch.stack([y.sum(1), y2.sum(1), y.sum(1), y2.sum(1), (y2 * y).sum(1), (y2 * y2).sum(1)], 1).double()
+    worst[str(dt)] = float(((got - want.double()).abs() / scale).max())
+print(worst)
+assert worst["torch.float32"] < 1e-6 and worst["torch.float64"] < 1e-12, worst
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert res.returncode == 0, res.stdout + res.stderr[-3000:]

@@ -117,7 +117,10 @@ GPU_CASES = [
     GpuCase("stale memory", "adversarial", "returns_uninitialized", "incorrect"),
     GpuCase("device timing patch", "adversarial", "patch_event_timer", "rejected", "monkeypatch"),
     GpuCase("custom kernel", "legitimate", "triton_relu", "ok", "uses_custom_kernel"),
-    GpuCase("GPU kept busy beside the reference", "adversarial", "hog_while_idle", "rejected", "reference_drift"),
+    # the helper is stopped with the candidate while the reference is timed (issue 40), and its load, now beside the
+    # candidate's own batches, fails the candidate on the parent's clock; where it still slows the reference, the
+    # drift check and its re-check reject it (either rule names it)
+    GpuCase("GPU kept busy beside the reference", "adversarial", "hog_while_idle", "rejected", None),
 ]
 GPU_DESCRIPTIVE = {"timing_unstable", "uses_custom_kernel", "side_stream", "cuda_graph", "stateful_forward",
                    "same_as_reference"}
@@ -146,9 +149,11 @@ def test_gpu_integrity_case(gpu_verdicts, case):
         assert res.verified, res.flags
     if case.candidate == "triton_relu":
         assert res.uses_custom_kernel is True and any("_relu_kernel" in k for k in res.integrity["kernels"]["custom"])
-    if case.candidate == "hog_while_idle":  # the helper dies with the candidate: beside the twin it ran at speed
-        recheck = res.timing["drift_recheck"]
-        assert recheck.get("cleared") is False and recheck["drift"] > recheck["limit"], recheck
+    if case.candidate == "hog_while_idle":
+        assert {"reference_drift", "timing_disagrees"} & set(res.flags), res.flags
+        if "reference_drift" in res.flags:  # the helper dies with the candidate: beside the twin it ran at speed
+            recheck = res.timing["drift_recheck"]
+            assert recheck.get("cleared") is False and recheck["drift"] > recheck["limit"], recheck
 
 
 def test_a_stale_alone_time_is_cleared_beside_the_twin(fixture_tasks, gpu_config, monkeypatch):

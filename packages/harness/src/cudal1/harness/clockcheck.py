@@ -36,6 +36,7 @@ REL_ALLOWANCE = 0.05  #: of the candidate's time per call, before a pair is reje
 #: differ by a few percent of it (the protocol's own work, about 2 ms a batch on a 2-core CPU for a 0.4 ms batch
 #: of calls, runs at each process's speed); a candidate can hide at most this much work
 CHARGE_MARGIN = 0.02
+CHARGE_SIGMAS = 2.0  #: robust standard errors of the median excess left uncharged (at most; see charge_margin)
 SIGMAS = 4.0  #: robust standard errors of the median excess
 FLOOR_MS = {"cuda": 0.02, "cpu": 1.0}  #: per call, for rejecting only (the excess is charged whatever its size):
 #: message and scheduling jitter the test cannot resolve (CPU: the sandboxed process's own overhead on a loaded
@@ -64,6 +65,7 @@ class ClockCheck:
     ref_gap_ms: float
     cand_gap_ms: float
     rounds: int
+    se_ms: float = 0.0  #: robust standard error of the median excess (1.4826 MAD / sqrt(rounds))
 
     @property
     def disagrees(self) -> bool:
@@ -72,7 +74,7 @@ class ClockCheck:
     def to_dict(self) -> dict:
         return {"excess_ms_per_call": self.excess_ms, "allowance_ms_per_call": self.allowance_ms,
                 "ref_gap_ms_per_call": self.ref_gap_ms, "cand_gap_ms_per_call": self.cand_gap_ms,
-                "rounds": self.rounds, "disagrees": self.disagrees}
+                "rounds": self.rounds, "se_ms_per_call": self.se_ms, "disagrees": self.disagrees}
 
 
 def check(ref: list[BatchClock], cand: list[BatchClock], cand_ms: float, device: str) -> ClockCheck:
@@ -85,11 +87,26 @@ def check(ref: list[BatchClock], cand: list[BatchClock], cand_ms: float, device:
     se = 1.4826 * mad / max(len(excess), 1) ** 0.5
     allowance = max(REL_ALLOWANCE * cand_ms, SIGMAS * se, FLOOR_MS.get(device, FLOOR_MS["cpu"]))
     return ClockCheck(med, allowance, statistics.median(r.gap_ms / max(r.calls, 1) for r in ref),
-                      statistics.median(c.gap_ms / max(c.calls, 1) for c in cand), len(excess))
+                      statistics.median(c.gap_ms / max(c.calls, 1) for c in cand), len(excess), se)
+
+
+def charge_margin(check: ClockCheck, reported_ms: float) -> float:
+    """The excess per call (ms) left uncharged: :data:`CHARGE_MARGIN` of the candidate's reported time, or
+    ``z`` robust standard errors of the median excess when that is more, with ``z`` at most :data:`CHARGE_SIGMAS`
+    and below ``sqrt(rounds) / 1.4826`` (see :func:`charge` on why)."""
+    z = min(CHARGE_SIGMAS, 0.9 * max(check.rounds, 1) ** 0.5 / 1.4826)
+    return max(CHARGE_MARGIN * max(reported_ms, 0.0), z * check.se_ms)
 
 
 def charge(check: ClockCheck, reported_ms: float) -> float:
-    """The time per call (ms) added to the candidate's reported times (``reported_ms`` a call): its excess over the
-    reference's protocol overhead as the parent's clock saw it, less :data:`CHARGE_MARGIN` of its reported time,
-    never negative (see the module docstring)."""
-    return max(check.excess_ms - CHARGE_MARGIN * max(reported_ms, 0.0), 0.0)
+    """The time per call (ms) added to the candidate's reported times (``reported_ms`` a call): its median excess over
+    the reference's protocol overhead, as the parent's clock saw it, beyond :func:`charge_margin`; never negative.
+
+    The statistical part of the margin keeps noise from being charged to honest candidates (the excess of an honest
+    pair is the difference of two processes' protocol times, a few percent of them, either sign). It cannot be
+    turned into room to hide work: a candidate can only lengthen its own protocol time (it must draw the same
+    inputs and return the same digests), and delays it adds move the median excess up by at least as much as they
+    widen the margin, since the median absolute deviation of a non-negative delay is at most its median and ``z``
+    is kept under ``sqrt(rounds) / 1.4826``. What it can hide is the harness work of its own process that it skips
+    or does faster (see the module docstring)."""
+    return max(check.excess_ms - charge_margin(check, reported_ms), 0.0)

@@ -5,9 +5,10 @@ An output tensor leaf of N elements is observed by the parent through
 * **samples**: every element when N <= :data:`FULL_MAX`, else the first and last :data:`EDGE` elements plus
   :data:`RANDOM_SAMPLES` positions drawn from a seed the parent chooses *after* the output exists. Both
   workers gather the same positions; the parent compares them elementwise with the task's tolerance.
-* **a digest**: ``d1 = sum(w_i * x_i)`` and ``d2 = sum(u_i * x_i**2)`` in float64 over the finite values,
-  with ``w_i, u_i`` in {-1, +1} from a keyed hash of the position and a parent-chosen seed, plus the counts
-  of NaN, +Inf and -Inf. Computing ``d2`` needs every element of the output (a cheaper route to it, as
+* **a digest**: ``d1 = sum(w_i * x_i)`` and ``d2 = sum(u_i * x_i**2)`` over the finite values, with ``w_i, u_i``
+  in {-1, +1} from a keyed hash of the position and a parent-chosen seed (:func:`weight_signs`), plus the counts
+  of NaN, +Inf and -Inf. Outputs whose values are all finite are summed in their own precision over blocks of
+  4096 values, the blocks in float64 (on a GPU in one pass, :mod:`cudal1.harness.digest_kernel`); others in float64. Computing ``d2`` needs every element of the output (a cheaper route to it, as
   ``w^T A x`` is for ``d1`` of a matrix product, does not exist in general), so a batch whose digests are
   on the parent's clock has computed its outputs on that clock.
 
@@ -17,8 +18,8 @@ The reference worker also sends ``s1 = sqrt(sum tau_i^2)`` and ``s2 = sqrt(sum t
 tau_i)``, so by Hoeffding's inequality they exceed :data:`SIGMAS` times ``s1``/``s2`` with probability under
 2 exp(-SIGMAS^2 / 2) (about 3e-8). Larger differences mean the outputs differ beyond tolerance.
 
-The hash is computed with int64 tensor arithmetic, identically on the CPU and on CUDA, so the parent can
-recompute a digest of an output it received in full.
+The hash is computed with int64 tensor arithmetic (masked to 32 bits), identically on the CPU, on CUDA and in the
+GPU kernel, so every path gives the same digest up to the sums' rounding.
 """
 
 from __future__ import annotations
@@ -53,6 +54,28 @@ def position_hash(start: int, count: int, seed: int, device: torch.device | str)
     """int64 hashes of positions ``start .. start+count-1`` under ``seed``."""
     i = torch.arange(start, start + count, dtype=torch.int64, device=device)
     return _mix(i * _M1 + (seed & 0x7FFFFFFFFFFFFFFF))
+
+
+_MASK32 = 0xFFFFFFFF
+
+
+def _fmix32(h: torch.Tensor) -> torch.Tensor:
+    """MurmurHash3's 32-bit finaliser on int64 tensors holding values below 2**32 (products wrap, then masked)."""
+    h = h ^ (h >> 16)
+    h = (h * 0x85EBCA6B) & _MASK32
+    h = h ^ (h >> 13)
+    h = (h * 0xC2B2AE35) & _MASK32
+    return h ^ (h >> 16)
+
+
+def weight_signs(start: int, count: int, seed: int, device: torch.device | str,
+                 dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+    """The digest's weights ``w``, ``u`` (each +1 or -1) of positions ``start .. start+count-1`` under ``seed``: two
+    bits of a 32-bit mix of the position and the seed's two halves. The GPU kernel
+    (:mod:`cudal1.harness.digest_kernel`) computes the same signs in registers."""
+    i = torch.arange(start, start + count, dtype=torch.int64, device=device) & _MASK32
+    h = _fmix32(_fmix32(i ^ (seed & _MASK32)) ^ ((seed >> 32) & _MASK32))
+    return (1 - 2 * (h & 1)).to(dtype), (1 - 2 * ((h >> 1) & 1)).to(dtype)
 
 
 def sample_positions(numel: int, seed: int, device: torch.device | str = "cpu") -> torch.Tensor | None:
@@ -181,7 +204,19 @@ def _fast_blocks(ts: list[torch.Tensor]) -> Iterator[tuple[list[int], int, torch
     return gen()
 
 
-def _power_sums(ts: list[torch.Tensor], weights) -> list[tuple[list[int], torch.Tensor]]:
+def _kernel_for(x: torch.Tensor):
+    """The one-pass GPU digest (:mod:`cudal1.harness.digest_kernel`) for a block on a CUDA device, where Triton
+    imports; None otherwise (the PyTorch path)."""
+    if x.device.type != "cuda":
+        return None
+    try:
+        from . import digest_kernel
+    except Exception:  # noqa: BLE001 - no Triton here: the PyTorch path computes the same sums
+        return None
+    return digest_kernel
+
+
+def _power_sums(ts: list[torch.Tensor], seed: int, weights) -> list[tuple[list[int], torch.Tensor]]:
     """The fast path of :func:`digest_tensors` for floating outputs: per row ``d1, d2, S1..S4`` (``S_k`` = sum of
     ``|x|**k``), from which the tolerance bounds follow in closed form (:func:`_bounds`), in one set of reductions.
     Values stay in their float32 (float64) precision: products and sums over :data:`SUM_CHUNK` elements, the
@@ -191,6 +226,10 @@ def _power_sums(ts: list[torch.Tensor], weights) -> list[tuple[list[int], torch.
     parts = []
     for rows, lo, x in _fast_blocks(ts):
         k, m = x.shape
+        kernel = _kernel_for(x)
+        if kernel is not None:
+            parts.append((rows, kernel.row_sums(x, lo, seed)))
+            continue
         w, u = weights(lo, m, x.device)
         w, u = w.to(x.dtype), u.to(x.dtype)
         whole = m - m % SUM_CHUNK
@@ -235,12 +274,11 @@ def digest_tensors(ts: list[torch.Tensor], seed: int, tolerances: list[Tolerance
     def weights(lo: int, m: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
         key = (lo, m, dev)
         if key not in hashes:
-            h = position_hash(lo, m, seed, dev)
-            hashes[key] = (1.0 - 2.0 * (h & 1).to(torch.float64), 1.0 - 2.0 * ((h >> 1) & 1).to(torch.float64))
+            hashes[key] = weight_signs(lo, m, seed, dev)
         return hashes[key]
 
     out: list[Digest | None] = [None] * len(ts)
-    fast = _power_sums(ts, weights)
+    fast = _power_sums(ts, seed, weights)
     if fast:
         covered = {i for rows, _ in fast for i in rows}
         for i, (t, tol, r) in enumerate(zip(ts, tolerances, _gather(fast, len(ts), 6), strict=True)):

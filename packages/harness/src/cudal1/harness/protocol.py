@@ -22,6 +22,7 @@ batch       batch      ms (one per call), hints
 digest      digest     outputs (leaves with digests, per call)
 outputs     outputs    outputs (leaves with samples, per chosen call)
 release     released   free_bytes
+rewarm      rewarmed   (the bytes taken back into the allocator's cache: a figure for the log only)
 observe     observe    [candidate] low_precision_ops, kernels, hints
 check       checked    [candidate] hints (the in-process checks after timed batches)
 monitor     monitor    [reference] clocks
@@ -38,7 +39,7 @@ from .leaves import Leaf, LeafError, parse_leaves
 
 REPLY_TYPES = {"setup": "setup", "configure": "configured", "load": "loaded", "build": "built", "trial": "trial",
                "batch": "batch", "digest": "digest", "outputs": "outputs", "release": "released",
-               "observe": "observe", "monitor": "monitor", "check": "checked"}
+               "rewarm": "rewarmed", "observe": "observe", "monitor": "monitor", "check": "checked"}
 ERROR_STATUSES = frozenset({"runtime_error", "compile_error", "rejected", "incorrect", "task_error"})
 
 
@@ -199,7 +200,7 @@ def parse_reply(msg: Any, op: str, cmd_id: str, *, calls: int | None = None) -> 
                             environment=_dict(msg.get("environment", {}), "environment"),
                             low_precision_ops=None if low is None else _strs(low, "low_precision_ops"),
                             op_signature=_signature(msg.get("op_signature")))
-    if kind == "checked":
+    if kind in ("checked", "rewarmed"):
         return WorkerReport(kind, cmd_id, hints)
     if kind in ("configured", "released"):
         return WorkerReport(kind, cmd_id, hints, free_bytes=_opt_int(msg.get("free_bytes"), "free_bytes"))

@@ -479,6 +479,12 @@ class Session:
         if cmd.get("free"):
             self.release(cmd)
 
+    def rewarm(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Before a timed batch, outside the parent's clock: take back into the allocator's cache the GPU memory the
+        last release returned (:class:`cudal1.harness.allocator.CacheRewarm`), so that the batch's input drawing
+        and calls reuse cached blocks instead of calling ``cudaMalloc`` inside the clocked window."""
+        return {"type": "rewarmed", "bytes": self.cache.rewarm(self.device)}
+
     def release(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Drop the last batch's inputs and outputs (memory for the next phase)."""
         self.kept = []
@@ -527,8 +533,8 @@ class Session:
         return {"type": "monitor", "clocks": clocks}
 
     HANDLERS = {"setup": "setup", "configure": "configure", "load": "load", "trial": "trial", "batch": "batch",
-                "digest": "digest", "outputs": "outputs", "release": "release", "observe": "observe",
-                "monitor": "monitor", "check": "check"}
+                "digest": "digest", "outputs": "outputs", "release": "release", "rewarm": "rewarm",
+                "observe": "observe", "monitor": "monitor", "check": "check"}
     REFERENCE_ONLY = frozenset({"setup", "configure", "monitor"})
     CANDIDATE_ONLY = frozenset({"load", "observe", "check"})
 
