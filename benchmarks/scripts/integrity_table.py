@@ -3,7 +3,8 @@
     PYTHONPATH=packages/harness/src python3 benchmarks/scripts/integrity_table.py --out DIR
 
 The cases are the test suite's (tests/harness/test_integrity.py: CPU-runnable rules; tests/harness/
-test_gpu.py: streams, graph capture, stale device memory, device-side timing patches, custom kernels),
+test_timing_integrity.py: the timing rules of issue 40; tests/harness/test_gpu.py: streams, graph capture, stale
+device memory, device-side timing patches, custom kernels),
 all evaluated here with device cuda. The naive harness (one shared namespace, the same inputs on every
 call, reference then candidate once for correctness, CUDA events on the current stream, default init,
 1e-2 tolerance) runs each case in a child process. Writes DIR/integrity.json and DIR/integrity.md.
@@ -89,6 +90,13 @@ def main() -> None:
             rows.append({"rule": f"boundary: {adv}", "kind": "legitimate", "case": twin, "task": "tiny_linear_relu",
                          "task_src": lin, "cand_src": (FIX / "boundary" / f"{twin}.py").read_text(),
                          "expect_status": "ok", "expect_flag": None})
+    tt = _load(ROOT / "tests/harness/test_timing_integrity.py", "cudal1_test_timing_integrity")
+    timing_tasks = tt.tasks()
+    for c in tt.CASES:  # issue 40's timing rules: an adversarial case must not win a speedup, its twin stays ok
+        task = timing_tasks[c.task]
+        rows.append({"rule": f"timing: {c.rule}", "kind": c.kind, "case": Path(c.name).name, "task": c.task,
+                     "task_src": task.source, "cand_src": tt.case_candidate(c, task).source,
+                     "expect_status": None if c.kind == "adversarial" else "ok", "expect_flag": None})
     for c in tg.GPU_CASES:
         rows.append({"rule": c.rule, "kind": c.kind, "case": c.candidate, "task": "tiny_linear_relu", "task_src": lin,
                      "cand_src": (FIX / "integrity_gpu" / f"{c.candidate}.py").read_text(),

@@ -10,10 +10,11 @@
      candidate twice (on separate clones), and the parent compares every output with its own judge
      (:func:`cudal1.harness.leaves.judge`: structure, dtype, shape, device, NaN/Inf, digests, values);
   2. timing in paired rounds: each round draws fresh seeds for ``n`` calls, runs the reference's batch and
-     the candidate's batch in random order (one process on the GPU at a time), receives the digests of
-     every output on the parent's clock, compares them, and in some rounds fetches and compares one output
-     chosen after the calls. Per-call times come from each process (host clock between device-wide
-     synchronisations, L2 flushed); the parent's clock bounds the candidate's (:mod:`clockcheck`), and the
+     the candidate's batch in random order, one worker on the machine at a time (the other's processes stopped,
+     :meth:`WorkerProcess.freeze`), receives the digests of every output on the parent's clock, compares them,
+     and in some rounds fetches and compares one output chosen after the first batch's calls. Per-call times come
+     from each process (host clock between device-wide synchronisations, L2 flushed); a round counts the mean of
+     its calls; the parent's clock excess is charged into the candidate's time (:mod:`clockcheck`), and the
      reference's paired times are compared with its time alone (``reference_drift``); of up to
      ``cfg.attempts`` attempts, one that passed both checks is reported (:mod:`cudal1.harness.attempts`);
   3. one observed call of the candidate (reduced-precision ops, kernels launched: hints), last, because a
