@@ -297,9 +297,10 @@ class WorkerProcess:
         PID namespace: orphans are reparented to the namespace's init) and those of its cgroup."""
         if not os.path.isdir("/proc"):  # no /proc (macOS): the process started, whose descendants cannot be listed
             return {self.proc.pid} if self.proc.poll() is None else set()
-        pids = {self.proc.pid, *descendants(self.proc.pid)}
-        if self.cgroup is not None:
-            pids |= self.cgroup.pids()
+        if self.cgroup is not None:  # every process it started is in it, setsid daemons too (one file, not /proc)
+            pids = self.cgroup.pids() | {self.proc.pid}
+        else:
+            pids = {self.proc.pid, *descendants(self.proc.pid)}
         return {p for p in pids if process_state(p) is not None}
 
     def freeze(self, timeout: float = FREEZE_TIMEOUT_S) -> bool:
