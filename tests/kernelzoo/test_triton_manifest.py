@@ -197,7 +197,18 @@ def test_recorder_writes_down_a_compilation_through_tritons_hook():
     """The GPU script's recorder, driven through Triton's own ``_call_hook`` with a kernel compiled here for sm90:
     a @triton.jit function and a dtype as constexprs, a non-default option, divisibility attributes; a value it
     cannot encode stays in the entry as a problem. (On triton 3.6 a JIT function as constexpr makes Triton's own
-    json.dumps of the specialisation raise before the hook runs: the recorder's wrapper must keep the launch going.)"""
+    json.dumps of the specialisation raise before the hook runs: the recorder's wrapper must keep the launch going.)
+
+    Run in a fresh interpreter without ``TRITON_INTERPRET``: Triton's interpreter (3.9) patches ``triton.language``
+    for good when a ``@triton.jit`` function is called directly under it, and a compilation in this process after
+    such a call fails inside the patched operators (seen once in a full run of the suite, 2026-11-29)."""
+    code = f"import runpy; runpy.run_path({str(Path(__file__))!r})['_recorder_compiles_and_records']()"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
+
+
+def _recorder_compiles_and_records() -> None:
     import inspect
 
     import triton

@@ -19,9 +19,12 @@ from .timing import PairedTimes, TimingSummary
 
 #: reference slower by more than this (and twice its noise) while a candidate is loaded, per device
 DRIFT_LIMIT = {"cuda": 0.25, "cpu": 1.0}
+#: and by more than this much time per call (ms): on a CPU a call of a few microseconds is all Python and its time
+#: beside another process doubles on its own (a 0.004 ms reference measured 0.007 ms paired, 2-core machine)
+DRIFT_FLOOR_MS = {"cuda": 0.0, "cpu": 0.05}
 FLAGRANT_TO_REJECT = 2  #: attempts with a flagrant clock excess that reject a pair whatever else was measured
 
-__all__ = ["DRIFT_LIMIT", "FLAGRANT_TO_REJECT", "Attempt", "choose_attempt", "clock_rejection", "drift_limit",
+__all__ = ["DRIFT_FLOOR_MS", "DRIFT_LIMIT", "FLAGRANT_TO_REJECT", "Attempt", "choose_attempt", "clock_rejection", "drift_limit",
            "enough_flagrant", "flagrant_count", "reference_drift"]
 
 
@@ -123,7 +126,9 @@ def drift_limit(summary: Any, device: str = "cuda") -> float:
     On a GPU and on the CPU alike (issue 40: on the CPU nothing compared the reference's paired time with its
     time alone, and helpers of a candidate, or another program's load, made it 20-200x slower unseen). The CPU's
     limit is wider: CPU lanes share the machine's caches and memory bandwidth with each other and with the
-    candidate's process between the reference's batches. A drift beyond the limit is re-checked beside a twin
+    candidate's process between the reference's batches, and a slowdown under :data:`DRIFT_FLOOR_MS` a call does
+    not count (a tiny task's time is the interpreter's). A drift beyond the limit is re-checked beside a twin
     before the pair is rejected (``pair._drift_recheck``)."""
     base = DRIFT_LIMIT.get(device, DRIFT_LIMIT["cpu"])
-    return base + min(max(2.0 * summary.ref_spread - base, 0.0), base)
+    floor = DRIFT_FLOOR_MS.get(device, DRIFT_FLOOR_MS["cpu"]) / max(summary.ref_ms, 1e-9)
+    return max(base + min(max(2.0 * summary.ref_spread - base, 0.0), base), floor)

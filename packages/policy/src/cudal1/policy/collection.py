@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cudal1.harness import Candidate, EvalResult, Task
+from cudal1.harness.flags import kind_of
 from cudal1.prompts import render_one_shot
 
 from .backends.base import GenerationBackend, SamplingParams
@@ -75,6 +76,8 @@ def collect(tasks: Sequence[Task], teachers: Sequence[GenerationBackend],
             seen.add(parsed.code)
             (result,) = evaluate([(task, Candidate(parsed.code, task.name, origin=f"teacher:{teacher.name}"))], run=run)
             status = "same_as_reference" if verified(result) and "same_as_reference" in result.flags else result.status
+            if status == "ok" and not verified(result):  # ok, but a flag keeps it from being trusted: say which
+                status = "ok but " + "+".join(f for f in result.flags if kind_of(f) in ("reject", "suspect", "task"))
             statuses[status] = statuses.get(status, 0) + 1
             if status == "ok" and verified(result):
                 kept += 1
