@@ -66,6 +66,7 @@ class ClockCheck:
     cand_gap_ms: float
     rounds: int
     se_ms: float = 0.0  #: robust standard error of the median excess (1.4826 MAD / sqrt(rounds))
+    ref_se_ms: float = 0.0  #: the same of the reference's own protocol time per call, times sqrt(2) (see charge_margin)
 
     @property
     def disagrees(self) -> bool:
@@ -74,7 +75,8 @@ class ClockCheck:
     def to_dict(self) -> dict:
         return {"excess_ms_per_call": self.excess_ms, "allowance_ms_per_call": self.allowance_ms,
                 "ref_gap_ms_per_call": self.ref_gap_ms, "cand_gap_ms_per_call": self.cand_gap_ms,
-                "rounds": self.rounds, "se_ms_per_call": self.se_ms, "disagrees": self.disagrees}
+                "rounds": self.rounds, "se_ms_per_call": self.se_ms, "ref_se_ms_per_call": self.ref_se_ms,
+                "disagrees": self.disagrees}
 
 
 def check(ref: list[BatchClock], cand: list[BatchClock], cand_ms: float, device: str) -> ClockCheck:
@@ -86,16 +88,22 @@ def check(ref: list[BatchClock], cand: list[BatchClock], cand_ms: float, device:
     mad = statistics.median(abs(e - med) for e in excess)
     se = 1.4826 * mad / max(len(excess), 1) ** 0.5
     allowance = max(REL_ALLOWANCE * cand_ms, SIGMAS * se, FLOOR_MS.get(device, FLOOR_MS["cpu"]))
-    return ClockCheck(med, allowance, statistics.median(r.gap_ms / max(r.calls, 1) for r in ref),
-                      statistics.median(c.gap_ms / max(c.calls, 1) for c in cand), len(excess), se)
+    ref_gaps = [r.gap_ms / max(r.calls, 1) for r in ref]
+    ref_med = statistics.median(ref_gaps)
+    ref_se = 2**0.5 * 1.4826 * statistics.median(abs(g - ref_med) for g in ref_gaps) / max(len(ref_gaps), 1) ** 0.5
+    return ClockCheck(med, allowance, ref_med, statistics.median(c.gap_ms / max(c.calls, 1) for c in cand),
+                      len(excess), se, ref_se)
 
 
 def charge_margin(check: ClockCheck, reported_ms: float) -> float:
-    """The excess per call (ms) left uncharged: :data:`CHARGE_MARGIN` of the candidate's reported time, or
-    ``z`` robust standard errors of the median excess when that is more, with ``z`` at most :data:`CHARGE_SIGMAS`
-    and below ``sqrt(rounds) / 1.4826`` (see :func:`charge` on why)."""
+    """The excess per call (ms) left uncharged: :data:`CHARGE_MARGIN` of the candidate's reported time, or ``z``
+    robust standard errors of the median excess when that is more: the larger of two estimates of that error, one
+    from the excesses themselves (``z`` at most :data:`CHARGE_SIGMAS` and below ``sqrt(rounds) / 1.4826``: see
+    :func:`charge` on why), one from the reference's own protocol times (``z`` = :data:`CHARGE_SIGMAS`; the candidate
+    has no say in them). With a handful of rounds (a CPU task whose inputs and digests take 50 times its calls
+    gets five) one estimate alone came out small by chance and charged an honest candidate 1.4-2.3 ms a call."""
     z = min(CHARGE_SIGMAS, 0.9 * max(check.rounds, 1) ** 0.5 / 1.4826)
-    return max(CHARGE_MARGIN * max(reported_ms, 0.0), z * check.se_ms)
+    return max(CHARGE_MARGIN * max(reported_ms, 0.0), z * check.se_ms, CHARGE_SIGMAS * check.ref_se_ms)
 
 
 def charge(check: ClockCheck, reported_ms: float) -> float:
