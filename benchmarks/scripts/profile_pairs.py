@@ -1,9 +1,15 @@
 """Where the wall time of a pair goes: every parent->worker request timed on the parent's clock, by role and
-command, plus time blocked waiting for a worker to start (issue 15: a KernelBench self-pair took ~17 s).
+command, plus time blocked waiting for a worker to start (issue 15: a KernelBench self-pair took ~17 s; issue 41:
+the breakdown for failing and correct candidates).
 
     PYTHONPATH=... python3 benchmarks/scripts/profile_pairs.py --suite kernelbench:DIR --tasks A,B [--device cuda]
+    python3 benchmarks/scripts/profile_pairs.py --suite builtin --tasks relu --sizes '{"relu": {"BATCH": 256}}' \
+        --kinds syntax,raises,wrong,correct,slow --device cpu
 
-Prints one block per pair and a JSON line per pair (for the results folder).
+``--kinds`` makes, per task, candidates of these kinds from the task's own source: ``syntax`` (does not parse),
+``raises`` (its forward raises), ``wrong`` (its output scaled and shifted), ``correct`` (the reference itself),
+``slow`` (the reference computed twice a call). Prints one block per pair and a JSON line per pair (for the results
+folder).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import collections
 import json
 import time
 
-from cudal1.harness import EvalConfig, EvalPool, load_suite, reference_candidate
+from cudal1.harness import Candidate, EvalConfig, EvalPool, Task, load_suite, reference_candidate
 from cudal1.harness import process as P
 
 STATS: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
@@ -42,29 +48,52 @@ def _instrument() -> None:
     P.WorkerProcess.wait_ready = timed_wait  # type: ignore[method-assign]
 
 
+_WRAP = {
+    "raises": "    def forward(self, *args):\n        raise RuntimeError('a candidate that raises')\n",
+    "wrong": "    def forward(self, *args):\n        return super().forward(*args) * 1.5 + 1.0\n",
+    "slow": "    def forward(self, *args):\n        super().forward(*args)\n        return super().forward(*args)\n",
+}
+
+
+def candidate_of(task: Task, kind: str) -> Candidate:
+    """A candidate of ``kind`` (see the module docstring) for ``task``, made from the task's own source."""
+    if kind == "correct":
+        return reference_candidate(task)
+    if kind == "syntax":
+        return Candidate("import torch\nclass ModelNew(torch.nn.Module:\n    pass\n", task.name, origin=kind)
+    src = task.source.replace("class Model(", "class _Reference(")
+    return Candidate(f"{src}\n\nclass ModelNew(_Reference):\n{_WRAP[kind]}", task.name, origin=kind)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite", required=True)
     ap.add_argument("--tasks", required=True, help="comma-separated task names, in this order")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--kinds", default="correct", help="candidate kinds per task (syntax,raises,wrong,correct,slow)")
+    ap.add_argument("--sizes", default="{}", help="JSON {task: {CONSTANT: value}} (as a recipe's tasks.sizes)")
+    ap.add_argument("--harness", default="{}", help="JSON of EvalConfig fields")
     a = ap.parse_args()
     _instrument()
+    from cudal1.policy.tasks import resized_task
+
+    sizes = json.loads(a.sizes)
     by_name = {t.name: t for t in load_suite(a.suite)}
-    tasks = [by_name[n] for n in a.tasks.split(",")]
-    pool = EvalPool(EvalConfig(device=a.device))
-    pairs = [(t, reference_candidate(t)) for t in tasks]
+    tasks = [resized_task(by_name[n], sizes.get(n, {})) for n in a.tasks.split(",")]
+    pool = EvalPool(EvalConfig(device=a.device, **json.loads(a.harness)))
+    pairs = [(t, candidate_of(t, k)) for t in tasks for k in a.kinds.split(",")]
     last = [time.perf_counter()]
 
     def show(_i: int, r) -> None:  # type: ignore[no-untyped-def]
         now = time.perf_counter()
         t = r.timing
-        print(f"{r.task}: {r.status} {r.speedup} {list(r.flags)} wall {r.wall_s:.2f}s (since last {now - last[0]:.2f}s)"
+        print(f"{r.task} [{pairs[_i][1].origin}]: {r.status} {r.speedup} {list(r.flags)} wall {r.wall_s:.2f}s (since last {now - last[0]:.2f}s)"
               f" phases {t.get('phases_s')} rounds {[x['rounds'] for x in t.get('attempts', [])]}"
               f" n={t.get('calls_per_batch')}", flush=True)
         rows = sorted(STATS.items(), key=lambda kv: -sum(kv[1]))
         for (role, op), v in rows:
             print(f"   {role} {op:13s} n={len(v):4d} total={sum(v):7.3f}s mean={1000 * sum(v) / len(v):8.2f}ms")
-        print(json.dumps({"task": r.task, "wall_s": r.wall_s, "since_last_s": now - last[0],
+        print(json.dumps({"task": r.task, "kind": pairs[_i][1].origin, "status": r.status, "wall_s": r.wall_s, "since_last_s": now - last[0],
                           "phases_s": t.get("phases_s"), "requests": {f"{k[0]}:{k[1]}": [len(v), sum(v)]
                                                                         for k, v in rows}}), flush=True)
         STATS.clear()

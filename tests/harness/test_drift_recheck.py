@@ -31,7 +31,7 @@ def drifted_pair(fixture_tasks, fast_config, monkeypatch):
     ``factor`` and the pair marked ``reference_drift``: returns ``(make(factor) -> run, workers made)``. The drift
     limit is 100% here (a tiny CPU reference's time moves by tens of percent between two measurements on a
     loaded machine); the factors below are far on either side of it."""
-    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda": 1.0)
+    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 1.0)
     task = fixture_tasks["tiny_linear_relu"]
     made: list[WorkerProcess] = []
 
@@ -109,7 +109,7 @@ def test_a_reference_slower_than_a_copy_of_itself_beside_the_twin_is_not_trusted
     fix = Path(__file__).parent / "fixtures"
     task = next(t for t in load_suite(f"dir:{fix / 'timing_tasks'}") if t.name == "twice_product")
     fast = Candidate(source=(fix / "timing" / "compute_once.py").read_text(), task=task.name)
-    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda": 0.25)
+    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 0.25)
     monkeypatch.setattr(pair, "reference_candidate", lambda t: fast)  # the twin: faster than the reference
     made: list[WorkerProcess] = []
     try:

@@ -40,6 +40,7 @@ class Attempt:
     ref_clocks: list[clockcheck.BatchClock] = field(default_factory=list)  #: the rounds' batches, as the check saw
     cand_clocks: list[clockcheck.BatchClock] = field(default_factory=list)  #: them (parent's and reported times)
     device: str = "cuda"  #: the lane's device: the drift limit is per device
+    yardstick_ms: float | None = None  #: the reference's time alone the drift was taken against (ms a call)
 
     @property
     def flagrant(self) -> bool:
@@ -51,7 +52,7 @@ class Attempt:
     def passes(self) -> bool:
         """Both integrity checks of the timing held in this attempt: the parent's clock bounds the reported times
         and the reference ran at its own speed (its figures may be reported; stability is a measurement matter)."""
-        return not self.check.disagrees and self.drift <= drift_limit(self.summary, self.device)
+        return not self.check.disagrees and self.drift <= drift_limit(self.summary, self.device, self.yardstick_ms)
 
     def fields(self) -> tuple[TimingSummary, clockcheck.ClockCheck, float, PairedTimes, PairedTimes]:
         return self.summary, self.check, self.drift, self.times, self.events
@@ -115,7 +116,7 @@ def reference_drift(paired_ref_ms: float, alone_ms: list[float]) -> float:
     return paired_ref_ms / alone - 1.0 if alone > 0 else 0.0
 
 
-def drift_limit(summary: Any, device: str = "cuda") -> float:
+def drift_limit(summary: Any, device: str = "cuda", yardstick_ms: float | None = None) -> float:
     """The drift beyond which the reference was slowed (not noise): :data:`DRIFT_LIMIT` of the device, or twice
     the reference's own bucket spread (launch-bound references on a virtual machine drift by tens of percent on
     their own: measured on an H100 host, see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md), but
@@ -130,5 +131,6 @@ def drift_limit(summary: Any, device: str = "cuda") -> float:
     not count (a tiny task's time is the interpreter's). A drift beyond the limit is re-checked beside a twin
     before the pair is rejected (``pair._drift_recheck``)."""
     base = DRIFT_LIMIT.get(device, DRIFT_LIMIT["cpu"])
-    floor = DRIFT_FLOOR_MS.get(device, DRIFT_FLOOR_MS["cpu"]) / max(summary.ref_ms, 1e-9)
+    # the floor is a time per call: relative to the yardstick the drift is taken against (alone, or the twin)
+    floor = DRIFT_FLOOR_MS.get(device, DRIFT_FLOOR_MS["cpu"]) / max(yardstick_ms or summary.ref_ms, 1e-9)
     return max(base + min(max(2.0 * summary.ref_spread - base, 0.0), base), floor)

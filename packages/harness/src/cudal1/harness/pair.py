@@ -362,7 +362,8 @@ def _timing(run: _Run) -> bool:
         summary = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt,
                                    cand_extra_ms=charged) if charged > 0 else reported
         drift = reference_drift(summary.ref_ms, ref.alone_ms)
-        measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c, ref.device))
+        measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c, ref.device,
+                                statistics.median(ref.alone_ms)))
         attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms,
                          "clock_charged_ms": charged, "reported_cand_ms": reported.cand_ms})
@@ -406,7 +407,7 @@ def _timing(run: _Run) -> bool:
             "rejected", f"the parent's clock saw {clock.excess_ms:.4g} ms per call more around the candidate's "
             f"batches than the candidate's process reported, beyond the reference's overhead (allowance "
             f"{clock.allowance_ms:.4g} ms): work outside its timed calls, or forged times", "timing_disagrees")
-    elif drift > drift_limit(summary, ref.device):
+    elif drift > drift_limit(summary, ref.device, statistics.median(ref.alone_ms)):
         obs.timing_failure = Failure(
             "rejected", f"the reference ran {100 * drift:.0f}% slower beside this candidate ({summary.ref_ms:.4g} ms) "
             f"than alone ({statistics.median(ref.alone_ms):.4g} ms): something of the candidate kept the "
@@ -466,7 +467,7 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
         return
     twin_summary = summarise_rounds(times, ref.n, cfg.buckets, cfg.spread_limit, seed=cfg.seed)
     drift = reference_drift(summary.ref_ms, [twin_summary.ref_ms])
-    limit = drift_limit(summary, ref.device)
+    limit = drift_limit(summary, ref.device, twin_summary.ref_ms)
     info.update({"rounds": rounds, "twin_ref_ms": twin_summary.ref_ms, "twin_ms": twin_summary.cand_ms,
                  "twin_speedup": twin_summary.speedup_raw, "drift": drift, "limit": limit, "cleared": drift <= limit})
     if drift <= limit:
