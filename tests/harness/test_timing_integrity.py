@@ -97,8 +97,13 @@ def test_legitimate_twins_stay_ok_with_their_honest_speedup(verdicts, case):
 
     # verified, or only its thread import's hint (``threads``, suspect) beside measurement and descriptive flags
     assert all(kind_of(f) in ("measurement", "descriptive") for f in set(res.flags) - {"threads"}), res.flags
-    if case.name == "compute_once":  # computes once what the reference computes twice: about 1.5-2x on one core
-        assert res.speedup >= 1.3, (res.speedup, res.timing.get("attempts"))
+    if case.name == "compute_once":  # computes once what the reference computes twice: about 1.5-1.6x on one core
+        charged = res.timing["clock_charged_ms_per_call"]
+        assert charged <= 0.05 * res.timing["cand_ms"], res.timing["attempts"]  # no rule took it away ...
+        # ... and it shows, unless the machine was visibly disturbed (once in a dozen runs on the 2-core VM, 1.03x
+        # with buckets 27% apart)
+        chosen = res.timing["attempts"][res.timing["attempt_chosen"]]
+        assert res.speedup >= 1.3 or chosen["ratio_spread"] > 0.2, (res.speedup, res.timing.get("attempts"))
     elif case.kind == "legitimate" and "joined_thread" in case.name:  # a thread started and joined each call:
         assert res.speedup <= INFLATED  # about 1 ms a call on this machine, honestly slow on a 0.05 ms task
     else:  # the same work as the reference
