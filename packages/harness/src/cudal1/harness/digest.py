@@ -137,25 +137,36 @@ def _flat(t: torch.Tensor) -> torch.Tensor:
     return torch.view_as_real(flat).reshape(-1) if flat.dtype.is_complex else flat
 
 
-def _blocks(ts: list[torch.Tensor]) -> Iterator[_Block]:
-    """The tensors as float64 blocks of at most :data:`CHUNK` elements: small tensors of one length, dtype and
-    device stacked as rows of one block (one set of kernels for a whole batch of outputs), large ones in
-    chunks of one row."""
+def _grouped(ts: list[torch.Tensor], indices: list[int], dtype_of) -> Iterator[tuple[list[int], int, torch.Tensor]]:
+    """``(rows, lo, x)`` blocks of the tensors ``ts[i]`` for ``i`` in ``indices``, ``x`` of shape ``[len(rows), m]``
+    in ``dtype_of(tensor)``: large tensors in chunks of at most :data:`CHUNK` elements (one row each, ``lo`` the
+    chunk's first position), small ones of one length, dtype and device stacked as rows of one block (one set of
+    kernels for a whole batch of outputs)."""
     groups: dict[tuple, list[int]] = {}
-    for i, t in enumerate(ts):
-        n = _flat(t).numel()
+    for i in indices:
+        t = ts[i]
+        flat = _flat(t)
+        n = flat.numel()
         if n > CHUNK // 2:
             for lo in range(0, n, CHUNK):
-                x = _flat(t)[lo : lo + CHUNK].to(torch.float64).unsqueeze(0)
-                yield _Block([i], lo, x, t.dtype.is_floating_point or t.dtype.is_complex)
+                yield [i], lo, flat[lo : lo + CHUNK].to(dtype_of(t)).unsqueeze(0)
         else:
             groups.setdefault((n, t.dtype, t.device), []).append(i)
-    for (n, dtype, _dev), idx in groups.items():
+    for (n, _dtype, _dev), idx in groups.items():
         per = max(1, CHUNK // max(n, 1))
         for k in range(0, len(idx), per):
             rows = idx[k : k + per]
-            x = torch.stack([_flat(ts[i]) for i in rows]).to(torch.float64)
-            yield _Block(rows, 0, x, dtype.is_floating_point or dtype.is_complex)
+            yield rows, 0, torch.stack([_flat(ts[i]).to(dtype_of(ts[i])) for i in rows])
+
+
+def _floating(t: torch.Tensor) -> bool:
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
+def _blocks(ts: list[torch.Tensor]) -> Iterator[_Block]:
+    """The tensors as float64 blocks (:func:`_grouped`), for the general path."""
+    for rows, lo, x in _grouped(ts, list(range(len(ts))), lambda t: torch.float64):
+        yield _Block(rows, lo, x, _floating(ts[rows[0]]))
 
 
 def _gather(parts: list[tuple[list[int], torch.Tensor]], count: int, width: int) -> list[list[float]]:
@@ -175,33 +186,11 @@ SUM_CHUNK = 4096  #: elements summed in the output's own precision before the pa
 
 
 def _fast_blocks(ts: list[torch.Tensor]) -> Iterator[tuple[list[int], int, torch.Tensor]]:
-    """The floating tensors as ``(rows, lo, x)`` blocks for :func:`_power_sums`, ``x`` of shape ``[rows, m]`` in float32
-    (float64 for float64 and complex128 outputs): large tensors sliced as views of at most :data:`CHUNK` elements,
-    small ones of one length, dtype and device stacked. Integer and boolean tensors are left out (the general path
-    counts them exactly)."""
-
-    def compute(t: torch.Tensor) -> torch.dtype:
-        return torch.float64 if t.dtype in (torch.float64, torch.complex128) else torch.float32
-
-    def gen() -> Iterator[tuple[list[int], int, torch.Tensor]]:
-        groups: dict[tuple, list[int]] = {}
-        for i, t in enumerate(ts):
-            if not (t.dtype.is_floating_point or t.dtype.is_complex):
-                continue
-            flat = _flat(t)
-            n = flat.numel()
-            if n > CHUNK // 2:
-                for lo in range(0, n, CHUNK):
-                    yield [i], lo, flat[lo : lo + CHUNK].to(compute(t)).unsqueeze(0)
-            else:
-                groups.setdefault((n, t.dtype, t.device), []).append(i)
-        for (n, _dtype, _dev), idx in groups.items():
-            per = max(1, CHUNK // max(n, 1))
-            for k in range(0, len(idx), per):
-                rows = idx[k : k + per]
-                yield rows, 0, torch.stack([_flat(ts[i]).to(compute(ts[i])) for i in rows])
-
-    return gen()
+    """The floating tensors as ``(rows, lo, x)`` blocks for :func:`_power_sums` (:func:`_grouped`) in float32
+    (float64 for float64 and complex128 outputs); integer and boolean tensors are left out (the general path counts
+    them exactly)."""
+    return _grouped(ts, [i for i, t in enumerate(ts) if _floating(t)],
+                    lambda t: torch.float64 if t.dtype in (torch.float64, torch.complex128) else torch.float32)
 
 
 def _kernel_for(x: torch.Tensor):
