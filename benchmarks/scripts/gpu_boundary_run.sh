@@ -41,7 +41,7 @@ for phase in "$@"; do
         --skip-inline > "$OUT/builtin-${LABEL:-run1}.txt" 2>&1
       echo "builtin rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -15 "$OUT/builtin-${LABEL:-run1}.txt" ;;
     selfrun)  # every reference of SUITE (default builtin) as its own candidate, resumable through the store
-      timeout "${SELF_S:-540}" python3 benchmarks/scripts/kb_selfrun.py --suite "${SUITE:-builtin}" \
+      timeout "${SELF_S:-540}" python3 benchmarks/scripts/kb_selfrun.py --suite "${SUITE:-builtin}" ${SELF_TASKS:+--tasks $SELF_TASKS} \
         --store .carry/state/${SELF_STORE:-builtin-self}.sqlite --budget-s "${SELF_BUDGET:-480}" \
         --label "${LABEL:-after}" > "$OUT/self-log-$(date +%H%M%S).txt" 2>&1
       echo "selfrun rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -12 "$OUT"/self-log-*.txt

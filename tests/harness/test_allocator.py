@@ -1,13 +1,14 @@
 """``allocator.CacheRewarm``: after a worker returns its cached GPU memory, the next timed batch's allocations come
 from the cache, not from ``cudaMalloc`` inside the timed calls (the rule), and without the re-warm they do not
-(its twin, which shows the test can fail). CPU: both steps do nothing."""
+(its twin, which shows the test can fail). CPU: both steps do nothing.
+``allocator.placement_offsets``: where a batch's tensors landed (timing diagnostics)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from cudal1.harness.allocator import CacheRewarm
+from cudal1.harness.allocator import CacheRewarm, placement_offsets
 
 MIB = 1 << 20
 
@@ -17,6 +18,10 @@ def test_cpu_release_and_rewarm_do_nothing():
     c.release(torch.device("cpu"))
     assert c.target_bytes == 0
     assert c.rewarm(torch.device("cpu")) == 0 and c.last_reserved_bytes == 0
+
+
+def test_cpu_tensors_have_no_placement():
+    assert placement_offsets([torch.zeros(3), [None, torch.zeros(2)], None]) == [-1, -1, -1]
 
 
 def _segments(dev: torch.device) -> int:

@@ -270,12 +270,17 @@ def test_outbox_reader_refuses_links_and_short_files(tmp_path):
 def test_replies_out_of_turn_unknown_or_malformed_are_protocol_errors():
     ok = {"type": "batch", "id": "abc", "ms": [1.0, 2.0]}
     assert parse_reply(ok, "batch", "abc", calls=2).ms == (1.0, 2.0)
+    placed = parse_reply({**ok, "placement": {"inputs": [0, 512], "outputs": [-1, 1024]}}, "batch", "abc", calls=2)
+    assert placed.placement == {"inputs": (0, 512), "outputs": (-1, 1024)}
     for bad, words in (({**ok, "id": "zzz"}, "another command"),
                        ({"type": "result", "result": {"status": "ok", "speedup": 77}}, "another command"),
                        ({**ok, "type": "trial"}, "reply to a 'batch'"),
                        ({**ok, "ms": [1.0]}, "batch times"),
                        ({**ok, "ms": [1.0, float("nan")]}, "batch times"),
                        ({**ok, "ms": [1.0, -2.0]}, "batch times"),
+                       ({**ok, "placement": {"inputs": [0, 512]}}, "placement is not"),
+                       ({**ok, "placement": {"inputs": [0], "outputs": [0, 1]}}, "placement inputs"),
+                       ({**ok, "placement": {"inputs": [0, True], "outputs": [0, 1]}}, "placement inputs"),
                        ({"type": "error", "id": "abc", "status": "ok"}, "error reply with status"),
                        ([1, 2], "not a JSON object")):
         with pytest.raises(ProtocolError, match=words):

@@ -20,9 +20,11 @@ on a tight task both workers re-warm before every batch; otherwise only the refe
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-__all__ = ["CacheRewarm"]
+__all__ = ["CacheRewarm", "placement_offsets"]
 
 
 class CacheRewarm:
@@ -59,3 +61,27 @@ class CacheRewarm:
         del block
         self.last_reserved_bytes = need
         return need
+
+
+def placement_offsets(tensors: list[Any], modulus: int = 2 << 20) -> list[int]:
+    """The address of the first tensor found in each item, modulo ``modulus`` bytes (default 2 MiB), -1 where an
+    item holds no CUDA tensor: a record of where a batch's inputs or outputs landed (timing diagnostics: on an H200
+    a memory-bound kernel ran 10-15% faster in some batches than in others, every call of a batch alike, and these
+    offsets are kept in ``CUDAL1_TIMING_DEBUG`` records to see whether placement is why;
+    benchmarks/results/2026-11-29-harness-timing-h200.md)."""
+    out = []
+    for item in tensors:
+        t = _first_tensor(item)
+        out.append(int(t.data_ptr()) % modulus if t is not None and t.is_cuda else -1)
+    return out
+
+
+def _first_tensor(item: Any) -> torch.Tensor | None:
+    if isinstance(item, torch.Tensor):
+        return item
+    if isinstance(item, (list, tuple)):
+        for x in item:
+            t = _first_tensor(x)
+            if t is not None:
+                return t
+    return None

@@ -390,7 +390,7 @@ def _timing(run: _Run) -> bool:
                                                               "cand_spread")}
     if os.environ.get("CUDAL1_TIMING_DEBUG") == "1":
         obs.timing["per_call"] = {"ref_ms": times.ref, "cand_ms": times.cand, "ref_event_ms": events.ref,
-                                  "cand_event_ms": events.cand}
+                                  "cand_event_ms": events.cand, "placement": times.placement}
         # every attempt's batches as the parent's clock saw them (ms per batch of n calls), for the clock check
         obs.timing["per_round_clock"] = {"columns": ["ref_parent", "ref_reported", "cand_parent", "cand_reported"],
                                          "attempts": [[[r.parent_ms, r.reported_ms, c.parent_ms, c.reported_ms]
@@ -581,6 +581,8 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
     if times is not None:
         times.ref.extend(rb.ms)
         times.cand.extend(cb.ms)
+        if rb.placement is not None and cb.placement is not None:
+            times.placement.append({"ref": rb.placement, "cand": cb.placement})
         if rb.event_ms is not None and cb.event_ms is not None and events is not None:
             events.ref.extend(rb.event_ms)
             events.cand.extend(cb.event_ms)

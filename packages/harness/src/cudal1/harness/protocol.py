@@ -18,7 +18,7 @@ configure   configured [reference] free_bytes
 load        loaded     [candidate] build, unmapped, free_bytes, hints
 build       built      [candidate] status, reason, seconds
 trial       trial      outputs (leaves per call), hints
-batch       batch      ms (one per call), hints
+batch       batch      ms (one per call), event_ms, placement (CUDA: input/output offsets), hints
 digest      digest     outputs (leaves with digests, per call)
 outputs     outputs    outputs (leaves with samples, per chosen call)
 release     released   free_bytes
@@ -70,6 +70,9 @@ class WorkerReport:
     outputs: tuple[tuple[Leaf, ...], ...] = ()
     ms: tuple[float, ...] = ()
     event_ms: tuple[float, ...] | None = None
+    #: batch replies on CUDA: where each call's inputs and output landed (address modulo 2 MiB; diagnostics only,
+    #: nothing is decided on it)
+    placement: dict[str, tuple[int, ...]] | None = None
     # setup / configure / load / release
     task_check: dict[str, Any] = field(default_factory=dict)
     stateful: bool = False
@@ -130,6 +133,20 @@ def _times(ms: Any, calls: int | None) -> tuple[float, ...]:
     return tuple(float(v) for v in ms)
 
 
+def _placement(x: Any, calls: int | None) -> dict[str, tuple[int, ...]] | None:
+    if x is None:
+        return None
+    if not isinstance(x, dict) or set(x) != {"inputs", "outputs"}:
+        raise ProtocolError("a batch's placement is not {inputs, outputs}")
+    out = {}
+    for k, v in x.items():
+        if not isinstance(v, list) or (calls is not None and len(v) != calls) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and -1 <= i < (1 << 40) for i in v):
+            raise ProtocolError(f"a batch's placement {k} is not {calls} offsets")
+        out[k] = tuple(v)
+    return out
+
+
 def _pos(x: Any, what: str) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
         raise ProtocolError(f"{what} is not a non-negative number")
@@ -182,7 +199,8 @@ def parse_reply(msg: Any, op: str, cmd_id: str, *, calls: int | None = None) -> 
         return WorkerReport(kind, cmd_id, hints, outputs=_outputs(msg.get("outputs"), calls))
     if kind == "batch":
         ms, ev = _times(msg.get("ms"), calls), msg.get("event_ms")
-        return WorkerReport(kind, cmd_id, hints, ms=ms, event_ms=None if ev is None else _times(ev, calls))
+        return WorkerReport(kind, cmd_id, hints, ms=ms, event_ms=None if ev is None else _times(ev, calls),
+                            placement=_placement(msg.get("placement"), calls))
     if kind == "setup":
         tc = _dict(msg.get("task_check"), "task_check")
         try:

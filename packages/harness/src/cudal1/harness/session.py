@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from . import integrity
-from .allocator import CacheRewarm
+from .allocator import CacheRewarm, placement_offsets
 from .baselines import BaselineError, reference_runner
 from .buildcache import extension_snapshot
 from .environment import ClockMonitor, device_info
@@ -447,7 +447,10 @@ class Session:
                 self.kept.append(out)
         # the in-process checks run in their own command (check), outside the parent's clock: the reference's
         # process does not run them, and the clock check compares the two processes' overheads
-        return {"type": "batch", "ms": ms, "event_ms": ev or None, "hints": self.hints()}
+        placement = None
+        if self.device.type == "cuda":
+            placement = {"inputs": placement_offsets(self.sets), "outputs": placement_offsets(self.kept)}
+        return {"type": "batch", "ms": ms, "event_ms": ev or None, "placement": placement, "hints": self.hints()}
 
     def check(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Candidate role: the in-process checks after timed batches (patched bindings, switches, threads,

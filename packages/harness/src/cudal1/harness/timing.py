@@ -41,10 +41,12 @@ def round_toward_one(x: float, decimals: int = 2) -> float:
 
 @dataclass
 class PairedTimes:
-    """Raw per-call times (ms) of paired rounds: ``ref[i]`` and ``cand[i]`` come from round i."""
+    """Raw per-call times (ms) of paired rounds: ``ref[i]`` and ``cand[i]`` come from round i. ``placement``: on
+    CUDA, each round's input and output offsets in both workers (diagnostics, kept in debug records only)."""
 
     ref: list[float] = field(default_factory=list)
     cand: list[float] = field(default_factory=list)
+    placement: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
