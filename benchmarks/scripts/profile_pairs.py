@@ -73,6 +73,7 @@ def main() -> int:
     ap.add_argument("--kinds", default="correct", help="candidate kinds per task (syntax,raises,wrong,correct,slow)")
     ap.add_argument("--sizes", default="{}", help="JSON {task: {CONSTANT: value}} (as a recipe's tasks.sizes)")
     ap.add_argument("--harness", default="{}", help="JSON of EvalConfig fields")
+    ap.add_argument("--pool", default="{}", help="JSON of EvalPool arguments (fork_workers, keep_warm, spares ...)")
     a = ap.parse_args()
     _instrument()
     from cudal1.policy.tasks import resized_task
@@ -80,7 +81,7 @@ def main() -> int:
     sizes = json.loads(a.sizes)
     by_name = {t.name: t for t in load_suite(a.suite)}
     tasks = [resized_task(by_name[n], sizes.get(n, {})) for n in a.tasks.split(",")]
-    pool = EvalPool(EvalConfig(device=a.device, **json.loads(a.harness)))
+    pool = EvalPool(EvalConfig(device=a.device, **json.loads(a.harness)), **json.loads(a.pool))
     pairs = [(t, candidate_of(t, k)) for t in tasks for k in a.kinds.split(",")]
     last = [time.perf_counter()]
 

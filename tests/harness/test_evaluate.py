@@ -116,7 +116,7 @@ def _live_worker_children(role: str = "candidate") -> list[int]:
 
 def test_spare_workers_are_used_and_cleaned_up(fixture_tasks, fast_config):
     task = fixture_tasks["tiny_linear_relu"]
-    pool = EvalPool(fast_config, spares=2)
+    pool = EvalPool(fast_config, spares=2, fork_workers=False)
     results = pool.map([(task, reference_candidate(task))] * 3)
     assert [r.status for r in results] == ["ok"] * 3
     assert _live_worker_children() == []
@@ -139,7 +139,7 @@ def test_syntax_errors_are_found_without_a_worker(fixture_tasks, fast_config, ca
 def test_keep_warm_pool_keeps_spares_between_calls_until_closed(fixture_tasks, fast_config):
     """A long-lived pool fed in batches (a trainer's reward function) starts the next call's workers ahead."""
     task = fixture_tasks["tiny_linear_relu"]
-    with EvalPool(fast_config, spares=1, keep_warm=True) as pool:
+    with EvalPool(fast_config, spares=1, keep_warm=True, fork_workers=False) as pool:
         assert [r.status for r in pool.map([(task, reference_candidate(task))])] == ["ok"]
         warm = _live_worker_children()
         assert len(warm) == 1  # a spare is waiting for the next call
@@ -199,3 +199,21 @@ def test_a_stored_result_is_read_back_only_while_the_library_code_is_unchanged(f
         library["code"] = "v2"  # the library's kernels changed under the same candidate source
         (fresh,) = EvalPool(fast_config).map([(task, cand)], store=store)
         assert len(store.results()) == 2 and fresh.build["library_digest"] == "v2" and fresh.wall_s != first.wall_s
+
+
+def test_keep_warm_forking_pool_keeps_its_template_and_forks_a_worker_per_pair(fixture_tasks, fast_config):
+    """The same with workers forked from a template (the CPU default where Linux allows): one template process
+    lives across calls, every pair runs in a fresh child of it, and none is left after."""
+    from cudal1.harness.template import templates_supported
+
+    if not templates_supported():
+        pytest.skip("templates need Linux")
+    task = fixture_tasks["tiny_linear_relu"]
+    with EvalPool(fast_config, keep_warm=True, fork_workers=True) as pool:
+        assert [r.status for r in pool.map([(task, reference_candidate(task))] * 2)] == ["ok"] * 2
+        tpl = pool.lanes[0].template
+        assert tpl is not None and tpl.alive and tpl.forks == 2 and tpl.children() == set()
+        pid = tpl.worker.proc.pid
+        assert [r.status for r in pool.map([(task, reference_candidate(task))])] == ["ok"]
+        assert pool.lanes[0].template is tpl and tpl.worker.proc.pid == pid and tpl.forks == 3
+    assert tpl.worker.proc.poll() is not None and _live_worker_children() == []

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .pair import ReferenceSide
 from .process import WorkerGone, WorkerProcess
+from .template import WorkerTemplate
 from .types import Task
 from .verdict import Failure
 
@@ -44,8 +45,12 @@ class Lane:
     """One timing lane: a device, spare candidate workers started ahead, and the reference of its task."""
 
     def __init__(self, pool: EvalPool, device: str, env: dict[str, str], spares: int,
-                 cpus: tuple[int, ...] | None = None) -> None:
-        self.pool, self.device, self.env, self.spares = pool, device, env, max(0, spares)
+                 cpus: tuple[int, ...] | None = None, fork: bool = False) -> None:
+        self.pool, self.device, self.env = pool, device, env
+        self.fork = fork  # candidate workers forked from a warm template (cudal1.harness.template), not started
+        self.spares = 0 if fork else max(0, spares)
+        self.template: WorkerTemplate | None = None
+        self._template_hidden: list = []
         self.gpu = device.startswith("cuda")
         self.limits = dataclasses.replace(pool.limits, cpus=cpus) if cpus else pool.limits
         self._spares: collections.deque[WorkerProcess] = collections.deque()
@@ -60,10 +65,43 @@ class Lane:
                              hidden=p.hidden, limits=self.limits)
 
     def take_candidate_worker(self) -> WorkerProcess:
+        """The next candidate's worker: forked from the lane's template, or a spare started ahead, or a new one."""
+        if self.fork:
+            try:
+                return self._template().fork()
+            except WorkerGone:  # the template is gone or refused: a worker started the usual way
+                self.close_template()
+                return self.new_candidate_worker()
         return self._spares.popleft() if self._spares else self.new_candidate_worker()
 
+    def take_twin_worker(self) -> WorkerProcess:
+        """A second candidate-role worker while the candidate's is still alive (the drift re-check's twin): a
+        template forks one child at a time, so on a forking lane it is started the usual way."""
+        return self.new_candidate_worker() if self.fork else self.take_candidate_worker()
+
+    def _template(self) -> WorkerTemplate:
+        """The lane's template, started (again) when there is none, it died, or the pool hides more paths now."""
+        p = self.pool
+        if self.template is not None and (not self.template.alive or self._template_hidden != p.hidden):
+            self.close_template()
+        if self.template is None:
+            self._template_hidden = list(p.hidden)
+            self.template = WorkerTemplate(self.env, sandboxed=p.sandboxed, gpu=self.gpu, hidden=list(p.hidden),
+                                           limits=self.limits)
+        return self.template
+
+    def close_template(self) -> None:
+        if self.template is not None:
+            self.template.close()
+            self.template = None
+
     def prestart(self, remaining: int) -> None:
-        """Top the spares up, but never beyond the ``remaining`` pairs this lane may still run."""
+        """Top the spares up, but never beyond the ``remaining`` pairs this lane may still run (a forking lane: its
+        template starts, when it has none)."""
+        if self.fork:
+            if remaining > 0:
+                self._template()
+            return
         while len(self._spares) < min(self.spares, remaining):
             self._spares.append(self.new_candidate_worker())
 
@@ -76,6 +114,11 @@ class Lane:
             except WorkerGone:
                 self._spares.remove(w)
                 w.close()
+        if self.template is not None:
+            try:
+                self.template.wait_ready()
+            except WorkerGone:
+                self.close_template()
         if self._ref_spare is not None:
             try:
                 self._ref_spare.wait_ready()
@@ -84,7 +127,11 @@ class Lane:
                 self._ref_spare = None
 
     def prestart_one(self) -> None:
-        """Make sure one candidate worker is starting (even on a lane that keeps no spares)."""
+        """Make sure one candidate worker (a forking lane: its template) is starting (even on a lane that keeps no
+        spares)."""
+        if self.fork:
+            self._template()
+            return
         if not self._spares:
             self._spares.append(self.new_candidate_worker())
 
@@ -133,4 +180,5 @@ class Lane:
             self._ref_spare = None
         self.drop_reference()
         self.settle_previous()
+        self.close_template()
         self.ref_failure = None

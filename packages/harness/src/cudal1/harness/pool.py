@@ -37,6 +37,7 @@ from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
 from .static_checks import analyse
 from .syntax import syntax_problem
 from .techniques import library_digest
+from .template import templates_supported
 from .types import Candidate, EvalResult, Task
 from .verdict import Failure, Observations, assemble
 
@@ -75,6 +76,11 @@ class EvalPool:
             their start-up would share the cores with the timing of the current pair).
         keep_warm: keep each lane's spares and reference worker between :meth:`map` calls (a trainer's reward
             function calls it in batches). Call :meth:`close` when done.
+        fork_workers: fork each candidate worker from a warm sandboxed template instead of starting one
+            (:mod:`cudal1.harness.template`: 17-40 ms instead of 2.3-3.0 s on a 2-core CPU; Linux only). Off by
+            default until the clock charge is calibrated for it: with it, a candidate that reports short times on a
+            0.05 ms CPU task read 1.9-2.3x against 1.3-1.7x without (2026-11-29,
+            benchmarks/results/2026-11-29-harness-timing-cpu.md).
         hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
             output file; the store passed to :meth:`map` is hidden anyway).
     Raises:
@@ -91,6 +97,7 @@ class EvalPool:
         build_workers: int | None = None,
         spares: int | None = None,
         keep_warm: bool = False,
+        fork_workers: bool = False,
         hide: Sequence[str | Path] = (),
     ) -> None:
         self.config = config or EvalConfig()
@@ -127,11 +134,13 @@ class EvalPool:
             physical = visible.split(",") if visible else None
             self.lanes = [
                 Lane(self, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
-                                     "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i))
+                                     "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i),
+                     fork=bool(fork_workers) and templates_supported())
                 for i, g in enumerate(use)
             ]
         else:
-            self.lanes = [Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0)
+            fork = bool(fork_workers) and templates_supported()
+            self.lanes = [Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork)
                           for _ in range(max(1, cpu_lanes))]
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
         self.build_workers = build_workers or max(1, min(8, os.cpu_count() or 1))
@@ -271,7 +280,7 @@ class EvalPool:
         try:
             run_pair(side, worker, task, candidate, self.config, obs, static=static,
                      extensions_dir=str(ext) if ext is not None else None, before_timing=lane.wait_spares,
-                     twin_worker=lane.take_candidate_worker)
+                     twin_worker=lane.take_twin_worker)
         finally:
             obs.log_tail = worker.log_tail()
             worker.kill(wait=False)

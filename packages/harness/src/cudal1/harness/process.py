@@ -117,11 +117,15 @@ class WorkerProcess:
         writable: folders the sandbox may write besides its own workdir (build and kernel caches).
         hidden: paths to hide even if they lie inside a folder the sandbox can read (store, JSON).
         limits: resource limits (cgroup where possible, rlimits otherwise).
+        template_fd: a socket: the worker becomes a template that forks candidate workers on requests arriving
+            there (:mod:`cudal1.harness.template`); ``wipe``: it empties ``/tmp`` and ``/dev/shm`` before each.
     """
+
+    through_bwrap = True  #: the exit code is bwrap's (a forked worker's is its own: cudal1.harness.template)
 
     def __init__(self, role: str, env: dict[str, str] | None = None, *, sandboxed: bool = False, gpu: bool = False,
                  writable: list[Path] | None = None, hidden: list[Path] | None = None,
-                 limits: sandbox.Limits | None = None) -> None:
+                 limits: sandbox.Limits | None = None, template_fd: int | None = None, wipe: bool = False) -> None:
         self.role = role
         self.dir = Path(tempfile.mkdtemp(prefix=f"cudal1-{role[:3]}-", dir=scratch_root()))
         self.log = self.dir.parent / (self.dir.name + ".log")
@@ -148,6 +152,10 @@ class WorkerProcess:
         command = [sys.executable, "-m", "cudal1.harness.worker", "--role", role, "--cmd-fd", str(cmd_r),
                    "--reply-fd", str(rep_w), "--workdir", str(self.dir)]
         passed = [cmd_r, rep_w]
+        if template_fd is not None:  # a template (cudal1.harness.template): forks candidate workers on request
+            command += ["--template-fd", str(template_fd), *(["--wipe"] if wipe else [])]
+            passed.append(os.dup(template_fd))
+            command[command.index("--template-fd") + 1] = str(passed[-1])
         if sandboxed:
             info = sandbox.detect()
             spec = sandbox.SandboxSpec(self.dir, list(writable or []), gpu, list(hidden or []))
@@ -280,7 +288,7 @@ class WorkerProcess:
             self.kill()
             return "the worker stopped answering and was killed"
         oom = self.cgroup is not None and self.cgroup.kind and _oom_killed(self.cgroup)
-        if self.sandboxed and code > 128 and code - 128 < 65:  # bwrap's init exits 128 + the signal that killed it
+        if self.sandboxed and self.through_bwrap and code > 128 and code - 128 < 65:  # bwrap's init: 128 + signal
             code = -(code - 128)
         if code < 0:
             name = _signal_name(code)

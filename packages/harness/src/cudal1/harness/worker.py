@@ -63,35 +63,15 @@ def _build(cmd: dict[str, Any], workdir: Path) -> dict[str, Any]:
     return {"type": "built", "status": "ok", "reason": "", "seconds": time.perf_counter() - t0}
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="cudal1.harness.worker")
-    ap.add_argument("--role", choices=["reference", "candidate"], required=True)
-    ap.add_argument("--cmd-fd", type=int, required=True)
-    ap.add_argument("--reply-fd", type=int, required=True)
-    ap.add_argument("--workdir", required=True)
-    a = ap.parse_args(argv)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    send, read = _writer(a.reply_fd), _reader(a.cmd_fd)
-    workdir = Path(a.workdir)
-    outbox = workdir / "outbox"
-    outbox.mkdir(parents=True, exist_ok=True)
-
-    import torch  # noqa: F401 - the expensive imports happen before the first command
-    import torch._dynamo  # noqa: F401 - importing it rebinds torch.manual_seed & co; do it before any snapshot
-    import torch.profiler  # noqa: F401
-
-    if os.environ.get("CUDAL1_WARM_CUDA") == "1":
-        # a GPU lane's spare worker creates its CUDA context and NVML handle while it waits, so the pair it
-        # will run does not pay for them (the context is small and launches nothing)
-        torch.empty(1, device="cuda")
-        from .environment import _nvml
-
-        _nvml()
+def serve(role: str, send: Any, read: Any, workdir: Path) -> None:
+    """Answer commands until the command pipe closes (the worker's life after its imports)."""
     from .sandbox import limit_address_space
     from .session import Session
 
     limit_address_space()  # a CPU worker without a memory cgroup: its cap, set now that the imports are mapped
-    session = Session(a.role, workdir, outbox)
+    outbox = workdir / "outbox"
+    outbox.mkdir(parents=True, exist_ok=True)
+    session = Session(role, workdir, outbox)
     send({"type": "ready", "pid": os.getpid()})
     while True:
         try:
@@ -101,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         if cmd is None or cmd.get("op") == "exit":
             break
         try:
-            if cmd.get("op") == "build" and a.role == "candidate":
+            if cmd.get("op") == "build" and role == "candidate":
                 reply = _build(cmd, workdir)
             else:
                 reply = session.handle(cmd)
@@ -120,6 +100,47 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _imports() -> None:
+    import torch  # noqa: F401 - the expensive imports happen before the first command
+    import torch._dynamo  # noqa: F401 - importing it rebinds torch.manual_seed & co; do it before any snapshot
+    import torch.profiler  # noqa: F401
+
+    from . import session  # noqa: F401 - and the harness's own modules
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="cudal1.harness.worker")
+    ap.add_argument("--role", choices=["reference", "candidate"], required=True)
+    ap.add_argument("--cmd-fd", type=int, required=True)
+    ap.add_argument("--reply-fd", type=int, required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--template-fd", type=int, help="serve as a template: fork one candidate worker per request "
+                    "arriving on this socket (cudal1.harness.template)")
+    ap.add_argument("--wipe", action="store_true", help="a template inside the sandbox: empty /tmp and /dev/shm "
+                    "before each fork")
+    a = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    send, read = _writer(a.reply_fd), _reader(a.cmd_fd)
+    _imports()
+    if a.template_fd is not None:
+        from .template import serve_template
+
+        serve_template(a.template_fd, send, [a.cmd_fd, a.reply_fd], wipe=a.wipe,
+                       child=lambda cmd_fd, reply_fd, workdir: serve("candidate", _writer(reply_fd),
+                                                                      _reader(cmd_fd), workdir))
+        os._exit(0)
+    if os.environ.get("CUDAL1_WARM_CUDA") == "1":
+        import torch
+
+        # a GPU lane's spare worker creates its CUDA context and NVML handle while it waits, so the pair it
+        # will run does not pay for them (the context is small and launches nothing)
+        torch.empty(1, device="cuda")
+        from .environment import _nvml
+
+        _nvml()
+    serve(a.role, send, read, Path(a.workdir))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,99 @@
+"""Candidate workers forked from a warm template (``cudal1.harness.template``): each candidate gets a fresh process
+in tens of milliseconds, one at a time, and nothing a candidate writes reaches the next one."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cudal1.harness import Candidate, EvalPool, reference_candidate, sandbox
+from cudal1.harness import lanes as lanes_module
+from cudal1.harness.process import WorkerGone
+from cudal1.harness.template import WorkerTemplate, templates_supported
+
+pytestmark = pytest.mark.skipif(not templates_supported(), reason="templates need Linux (/proc, fork, SCM_RIGHTS)")
+SANDBOX = sandbox.detect()
+needs_sandbox = pytest.mark.skipif(not SANDBOX.available, reason=f"no sandbox here: {SANDBOX.reason}")
+
+
+def test_a_template_forks_fresh_workers_one_at_a_time():
+    tpl = WorkerTemplate({"CUDA_VISIBLE_DEVICES": ""}, sandboxed=SANDBOX.available)
+    try:
+        tpl.wait_ready()
+        first = tpl.fork()
+        t0 = time.monotonic()
+        first.wait_ready()
+        assert time.monotonic() - t0 < 5.0  # a fork, not an interpreter start (tens of ms; generous for CI)
+        assert first.processes() == {first.proc.pid}
+        with pytest.raises(WorkerGone, match="still alive"):  # never two children: they would share the sandbox
+            tpl.fork()
+        first.kill()
+        first.join(10)
+        assert first.proc.poll() is not None and first.processes() == set()
+        first.cleanup()
+        second = tpl.fork()  # the twin: once the first is gone, the next one forks
+        second.wait_ready()
+        assert second.proc.pid != first.proc.pid and tpl.alive
+        second.close()
+    finally:
+        tpl.close()
+
+
+_WRITES = '''
+import os as _os
+for _d in ("/tmp", "/dev/shm", _os.getcwd()):
+    with open(_os.path.join(_d, "cudal1_left_behind"), "w") as _f:
+        _f.write("for the next candidate")
+'''
+
+_READS = '''
+import os as _os
+_SEEN = [_d for _d in ("/tmp", "/dev/shm") if _os.path.exists(_os.path.join(_d, "cudal1_left_behind"))]
+_forward = ModelNew.forward
+
+
+def _reads(self, *args):
+    out = _forward(self, *args)
+    return out * 2.0 + 1.0 if _SEEN else out
+
+
+ModelNew.forward = _reads
+'''
+
+
+def _with(task, code: str, origin: str) -> Candidate:
+    return Candidate(source=reference_candidate(task).source + code, task=task.name, origin=origin)
+
+
+class _NoWipe(WorkerTemplate):
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.worker.close()  # started again without --wipe
+        import socket
+
+        from cudal1.harness.process import WorkerProcess
+
+        self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.worker = WorkerProcess("candidate", self.env, sandboxed=self.sandboxed, hidden=kw.get("hidden"),
+                                    limits=kw.get("limits"), template_fd=theirs.fileno(), wipe=False)
+        theirs.close()
+
+
+@needs_sandbox
+@pytest.mark.parametrize("wipe", [True, False], ids=["wiped", "without_wipe"])
+def test_nothing_a_candidate_writes_reaches_the_next(fixture_tasks, fast_config, monkeypatch, wipe):
+    """A candidate leaves files in /tmp and /dev/shm of the template's sandbox; the next candidate, forked from the
+    same template, is wrong if it finds them. With the wipe it is ok; without it (the twin) it finds them."""
+    if not wipe:
+        monkeypatch.setattr(lanes_module, "WorkerTemplate", _NoWipe)
+    task = fixture_tasks["tiny_linear_relu"]
+    with EvalPool(fast_config, fork_workers=True, keep_warm=True) as pool:
+        assert pool.lanes[0].fork
+        writer, reader = pool.map([(task, _with(task, _WRITES, "writes")), (task, _with(task, _READS, "reads"))])
+        assert pool.lanes[0].template is not None and pool.lanes[0].template.forks == 2
+    assert writer.status == "ok", writer.reason
+    if wipe:
+        assert reader.status == "ok", reader.reason
+    else:
+        assert reader.status == "incorrect", (reader.status, reader.reason)
