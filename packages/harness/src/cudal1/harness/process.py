@@ -381,6 +381,9 @@ class WorkerProcess:
         elif self._reaper is None:
             self._reaper = threading.Thread(target=self.proc.wait, name="cudal1-reap", daemon=True)
             self._reaper.start()
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
         for fd in (self._rep_r, self._cmd_w):
             if fd >= 0:
                 try:

@@ -401,13 +401,7 @@ class ForkedWorker(WorkerProcess):
             if not wait:
                 break
             time.sleep(0.002)
-        for fd in (self._rep_r, self._cmd_w):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._rep_r = self._cmd_w = -1
+        self._close_pipes()
 
     def join(self, timeout: float = 60.0) -> None:
         """Wait until every process of the child is gone."""
@@ -423,13 +417,4 @@ class ForkedWorker(WorkerProcess):
         if self.template.current is self:
             self.template.current = None
         self.proc.close()  # type: ignore[attr-defined]
-        if self.cgroup is not None:
-            self.cgroup.remove()
-            self.cgroup = None
-        shutil.rmtree(self.dir, ignore_errors=True)
-        try:
-            self.log.unlink()
-        except OSError:
-            pass
-        with _LIVE_LOCK:
-            LIVE.discard(self)
+        super().cleanup()  # its cgroup, folder and log
