@@ -105,9 +105,9 @@ def serve_template(sock_fd: int, send: Callable[[dict[str, Any]], None], own_fds
 
     A request is a JSON object ``{"workdir": path, "env": {...}}`` with four descriptors: the child's command pipe
     (read end), its reply pipe (write end), its log file, and a status pipe (write end) down which the template
-    writes the child's exit code (``os.waitstatus_to_exitcode``) when it ends. The answer is ``{"pid": n}`` (the child's pid as the
-    template sees it) or ``{"error": why}``. ``child(cmd_fd, reply_fd, workdir)`` runs in the forked child and
-    never returns."""
+    writes the child's exit code (``os.waitstatus_to_exitcode``) when it ends. The answer is ``{"pid": n}`` (the
+    child's pid as the template sees it) or ``{"error": why}``. ``child(cmd_fd, reply_fd, workdir)`` runs in the
+    forked child and never returns."""
     _not_dumpable()
     status_fds: dict[int, int] = {}  # child pid -> the write end of its status pipe
 
