@@ -134,10 +134,7 @@ class WorkerProcess:
         self.cgroup: sandbox.Cgroup | None = None
         cmd_r, cmd_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        own = {}
-        if role == "candidate":  # kernel caches private to this worker (seeded by the parent: seed_cache)
-            own = {"TRITON_CACHE_DIR": str(self.cache_dir / "triton"), "CUPY_CACHE_DIR": str(self.cache_dir / "cupy"),
-                   "TORCHINDUCTOR_CACHE_DIR": str(self.cache_dir / "inductor")}
+        own = self.cache_env() if role == "candidate" else {}
         try:
             self.cgroup = sandbox.Cgroup.create(self.limits) if sandbox.cgroup_support() else None
         except OSError:
@@ -192,6 +189,11 @@ class WorkerProcess:
     def cache_dir(self) -> Path:
         """The candidate worker's own kernel caches (inside its writable folder)."""
         return self.dir / "cache"
+
+    def cache_env(self) -> dict[str, str]:
+        """A candidate worker's kernel caches, private to it (seeded by the parent: :func:`seed_cache`)."""
+        return {"TRITON_CACHE_DIR": str(self.cache_dir / "triton"), "CUPY_CACHE_DIR": str(self.cache_dir / "cupy"),
+                "TORCHINDUCTOR_CACHE_DIR": str(self.cache_dir / "inductor")}
 
     # -- messages ---------------------------------------------------------------------------------------
     def _read_message(self, deadline: float) -> Any:

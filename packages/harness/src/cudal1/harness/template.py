@@ -253,7 +253,6 @@ class WorkerTemplate:
         finally:
             theirs.close()
         self.base: set[int] = set()
-        self.current: ForkedWorker | None = None
         self.forks = 0
 
     @property
@@ -287,7 +286,6 @@ class WorkerTemplate:
         if left:
             raise WorkerGone("protocol", f"a forked worker's processes are still alive: {sorted(left)}")
         w = ForkedWorker(self, env or {})
-        self.current = w
         self.forks += 1
         return w
 
@@ -339,15 +337,13 @@ class ForkedWorker(WorkerProcess):
         self.limits = template.worker.limits
         self.cgroup = None
         self.killed = False
-        own = {"TRITON_CACHE_DIR": str(self.cache_dir / "triton"), "CUPY_CACHE_DIR": str(self.cache_dir / "cupy"),
-               "TORCHINDUCTOR_CACHE_DIR": str(self.cache_dir / "inductor")}
         cmd_r, cmd_w = os.pipe()
         rep_r, rep_w = os.pipe()
         st_r, st_w = os.pipe()
         log_fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.started = time.monotonic()
         try:
-            pid = template.request_fork(self.dir, {**own, **env}, [cmd_r, rep_w, log_fd, st_w])
+            pid = template.request_fork(self.dir, {**self.cache_env(), **env}, [cmd_r, rep_w, log_fd, st_w])
         except BaseException:
             for fd in (cmd_w, rep_r, st_r):
                 os.close(fd)
@@ -414,7 +410,5 @@ class ForkedWorker(WorkerProcess):
             pass
 
     def cleanup(self) -> None:
-        if self.template.current is self:
-            self.template.current = None
         self.proc.close()  # type: ignore[attr-defined]
         super().cleanup()  # its cgroup, folder and log
