@@ -2,9 +2,10 @@
 digest and samples of its values, written to the worker's outbox) or a plain value.
 
 Worker side: :func:`describe_output` (:func:`describe_outputs` for a batch) turns an output (tensor, or nested tuple/list) into JSON-able leaf
-records and writes the sampled values to one file of the outbox. Parent side: :func:`read_samples` reads
-them back (a regular file, no links, exact sizes) and :func:`judge` compares a candidate's leaves with the
-reference's. Nothing a worker sends is trusted beyond its shape: every number is checked against what the
+records and writes the sampled values to one file of the outbox; :func:`commit_outputs` writes every value of a
+timed batch's outputs there instead, without digests. Parent side: :func:`read_samples` reads them back (a
+regular file, no links, exact sizes), :func:`digest_committed` digests committed values itself, and :func:`judge`
+compares a candidate's leaves with the reference's. Nothing a worker sends is trusted beyond its shape: every number is checked against what the
 parent expects (counts from shapes, dtypes from a fixed list).
 """
 
@@ -13,14 +14,14 @@ from __future__ import annotations
 import math
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from .compare import Comparison, compare_tensor, flatten_outputs, resolve_tolerance
-from .digest import Digest, digest_tensors, digests_agree, sample_count, sample_positions
+from .digest import FULL_MAX, Digest, digest_tensors, digests_agree, sample_count, sample_positions
 
 DTYPES: dict[str, torch.dtype] = {
     str(d).removeprefix("torch."): d
@@ -105,6 +106,42 @@ def describe_outputs(outs: list[Any], *, digest_seed: int | None, sample_seed: i
         tols = [resolve_tolerance(t.dtype, rtol, atol) if reference else None for _, t in pending]
         for (rec, _), d in zip(pending, digest_tensors([t for _, t in pending], digest_seed, tols), strict=True):
             rec["digest"] = d.to_dict()
+    return described
+
+
+def committable(leaves: list[dict] | tuple[Any, ...], numel_max: int = FULL_MAX) -> bool:
+    """Whether an output laid out as ``leaves`` (records, or parsed :class:`Leaf` objects) can be committed whole:
+    every tensor leaf of a dtype the outbox carries and at most ``numel_max`` elements."""
+    for leaf in leaves:
+        kind = leaf["kind"] if isinstance(leaf, dict) else leaf.kind
+        if kind != "tensor":
+            continue
+        dtype = leaf["dtype"] if isinstance(leaf, dict) else leaf.dtype
+        shape = leaf["shape"] if isinstance(leaf, dict) else leaf.shape
+        if dtype not in DTYPES or math.prod(shape) > numel_max:
+            return False
+    return True
+
+
+def commit_outputs(outs: list[Any], directory: Path, name: str) -> list[list[dict]]:
+    """Worker side: leaf records of a timed batch's outputs with **every** value of each tensor leaf written to
+    ``<directory>/<name>.bin`` (the record's ``sample`` covers all ``numel`` values, seed None), and no digest: the
+    parent digests the committed values itself once it has stopped this process (:func:`digest_committed`). A tensor
+    leaf of a dtype the outbox does not carry, or larger than :data:`~cudal1.harness.digest.FULL_MAX` elements, is
+    described without values (the parent then finds no digest for it and fails the output)."""
+    box = Outbox(directory, name)
+    described: list[list[dict]] = []
+    try:
+        for out in outs:
+            recs = describe_output(out, digest_seed=None, sample_seed=None, outbox=None)
+            for rec, x in zip(recs, flatten_outputs(out), strict=True):
+                if rec["kind"] != "tensor" or rec["dtype"] not in DTYPES or x.numel() > FULL_MAX:
+                    continue
+                plain = x.as_subclass(torch.Tensor) if type(x) is not torch.Tensor else x
+                rec["sample"] = {"file": box.name, "offset": box.write(plain), "count": x.numel(), "seed": None}
+            described.append(recs)
+    finally:
+        box.close()
     return described
 
 
@@ -227,6 +264,28 @@ def read_samples(outbox: Path, leaf: Leaf) -> torch.Tensor:
         real = torch.frombuffer(buf, dtype=torch.float32 if dtype == torch.complex64 else torch.float64)
         return torch.view_as_complex(real.reshape(-1, 2))
     return torch.frombuffer(buf, dtype=dtype)
+
+
+def digest_committed(outputs: tuple[tuple[Leaf, ...], ...], outbox: Path, seed: int, *, rtol: float | None = None,
+                     atol: float | None = None, reference: bool = False) -> tuple[tuple[Leaf, ...], ...]:
+    """Parent side: the committed outputs of a timed batch (:func:`commit_outputs`) with their digests under ``seed``,
+    computed here from the values read back from ``outbox`` (with the tolerance sums when ``reference``). Call it only
+    while the worker that wrote them is stopped. A tensor leaf whose values were not committed keeps no digest (the
+    judge fails it); :class:`LeafError` when a committed file is malformed."""
+    found: list[tuple[int, int, Leaf, torch.Tensor]] = []
+    for i, leaves in enumerate(outputs):
+        for j, leaf in enumerate(leaves):
+            if leaf.kind != "tensor" or leaf.sample is None or leaf.sample[3] is not None:
+                continue
+            if leaf.numel > FULL_MAX or leaf.sample[2] != leaf.numel:
+                raise LeafError(f"committed values of a leaf of {leaf.numel} elements: {leaf.sample[2]}")
+            found.append((i, j, leaf, read_samples(outbox, leaf).reshape(leaf.shape)))
+    tols = [resolve_tolerance(DTYPES[leaf.dtype], rtol, atol) if reference else None for _, _, leaf, _ in found]
+    digests = digest_tensors([t for *_, t in found], seed, tols) if found else []
+    out = [list(leaves) for leaves in outputs]
+    for (i, j, leaf, _), d in zip(found, digests, strict=True):
+        out[i][j] = replace(leaf, digest=d)
+    return tuple(tuple(leaves) for leaves in out)
 
 
 def judge(ref: list[Leaf], cand: list[Leaf], ref_box: Path, cand_box: Path, *, rtol: float | None = None,

@@ -34,10 +34,11 @@ from __future__ import annotations
 import os
 import random
 import secrets
+import signal
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import clockcheck
@@ -51,7 +52,7 @@ from .attempts import (
     reference_drift,
 )
 from .config import EvalConfig
-from .leaves import judge
+from .leaves import Leaf, LeafError, committable, digest_committed, judge
 from .process import WorkerGone, WorkerProcess
 from .protocol import WorkerReport
 from .static_checks import StaticReport
@@ -61,8 +62,12 @@ from .types import Candidate, Task
 from .verdict import Failure, Observations
 
 CHECK_FRACTION = 0.10  #: rounds whose chosen output is fetched and compared in full (at least one per bucket)
-BATCH_TARGET_MS = {"cuda": 20.0, "cpu": 40.0}  #: reported time of one batch of one model
-MAX_CALLS = {"cuda": 32, "cpu": 8}
+BATCH_TARGET_MS = {"cuda": 20.0, "cpu": 8.0}  #: reported time of one batch of one model
+#: most calls a batch: on CPU many for a fast task, so that a batch's fixed protocol time (messages, stopping the
+#: worker) is spread thin against its calls (issue 40); never more than ``cfg.input_sets``
+MAX_CALLS = {"cuda": 32, "cpu": 32}
+CPU_BATCH_BYTES = 256 << 20  #: CPU: the inputs and outputs of one batch of one worker, at most (when more than one call)
+COMMIT_MAX_BYTES = 64 << 20  #: a committed batch's outputs, at most (see ReferenceSide.commit)
 MEMORY_SHARE = 0.35  #: of a worker's free GPU memory its batch's inputs and outputs may take
 ALONE_ROUNDS = 5  #: reference batches timed alone, before a candidate of the task is loaded
 
@@ -90,6 +95,17 @@ class ReferenceSide:
     @property
     def stateful(self) -> bool:
         return self.setup.stateful
+
+    @property
+    def commit(self) -> bool:
+        """Whether timed batches are committed (CPU): each worker writes every value of its batch's outputs to its
+        outbox inside the parent's clocked window, is stopped before the window closes, and the parent digests the
+        values itself while it is stopped (:func:`_round`). The digests then stay off the clock, where on a CPU task
+        of 0.03 ms a call they were three times the call, and the noise of that protocol time was room to hide work
+        in (issue 40). Off on CUDA (the digest is one fused kernel there, and values would cross to the host) and for
+        outputs larger than :data:`COMMIT_MAX_BYTES` a batch or not :func:`~cudal1.harness.leaves.committable`."""
+        return (self.device == "cpu" and hasattr(signal, "SIGSTOP") and committable(self.setup.leaves)
+                and self.n * self.setup.out_bytes <= COMMIT_MAX_BYTES)
 
     @property
     def tight(self) -> bool:
@@ -148,11 +164,14 @@ class ReferenceSide:
 
 def _calls_per_batch(setup: WorkerReport, cfg: EvalConfig, dev: str) -> int:
     """Calls per timed batch (each on its own input set): enough to fill :data:`BATCH_TARGET_MS`, at most
-    ``cfg.input_sets`` and as many as :data:`MEMORY_SHARE` of the free GPU memory holds (inputs + outputs)."""
+    :data:`MAX_CALLS`, ``cfg.input_sets`` and as many as :data:`MEMORY_SHARE` of the free GPU memory holds (inputs +
+    outputs; on CPU, :data:`CPU_BATCH_BYTES`)."""
     n = max(1, min(cfg.input_sets, MAX_CALLS[dev], round(BATCH_TARGET_MS[dev] / max(setup.call_ms, 1e-3))))
+    slot = max(setup.set_bytes + setup.out_bytes, 1)
     if dev == "cuda" and setup.free_bytes:
-        slot = max(setup.set_bytes + setup.out_bytes, 1)
         n = max(1, min(n, int(MEMORY_SHARE * setup.free_bytes // slot)))
+    elif dev == "cpu":
+        n = max(1, min(n, CPU_BATCH_BYTES // slot))
     return n
 
 
@@ -188,6 +207,40 @@ class _Run:
             "rejected", "the candidate's processes could not all be stopped while the reference was timed (they kept "
             "running or multiplying)", "protocol_violation")
         return False
+
+    def freeze_reference(self) -> bool:
+        """Stop the reference's worker at the end of its committed batch; False, with the pair failed, when it could
+        not be stopped."""
+        if self.ref.worker.freeze():
+            return True
+        self.obs.reference_failure = Failure("runtime_error", "the reference's process could not be stopped after "
+                                             "its timed batch", "harness_error")
+        return False
+
+    def digest_committed(self, which: str, batch: WorkerReport, seed: int) -> WorkerReport | None:
+        """The digests of a committed batch (``which``: "ref" or "cand"), computed by the parent from the values the
+        worker wrote to its outbox, while that worker is stopped; None, with the pair failed, when the records or
+        the files are malformed (a candidate's: ``protocol_violation``)."""
+        worker = self.cand if which == "cand" else self.ref.worker
+        if len(batch.outputs) != len(batch.ms):
+            outs: tuple[tuple[Leaf, ...], ...] | None = None
+            why = f"{len(batch.outputs)} committed outputs for {len(batch.ms)} calls"
+        else:
+            try:
+                outs = digest_committed(batch.outputs, worker.outbox, seed, rtol=self.cfg.rtol, atol=self.cfg.atol,
+                                        reference=which == "ref")
+            except (LeafError, OSError) as e:
+                outs, why = None, str(e)
+        if outs is not None:
+            return replace(batch, outputs=outs)
+        if which == "cand":
+            self.cand.kill()
+            self.obs.candidate_gone = Failure("rejected", f"the candidate's committed outputs are malformed: {why}",
+                                              "protocol_violation")
+        else:
+            self.obs.reference_failure = Failure("runtime_error", f"the reference's committed outputs are malformed: "
+                                                 f"{why}", "harness_error")
+        return None
 
     def ask_ref(self, op: str, payload: dict[str, Any], calls: int | None = None) -> WorkerReport | None:
         try:
@@ -517,6 +570,7 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
            events: PairedTimes | None = None) -> tuple[clockcheck.BatchClock, clockcheck.BatchClock] | None:
     """One paired round; returns the two batches' clocks (reference, candidate), or None when the pair ended."""
     seeds = [fresh_seed() for _ in range(n)]
+    commit = run.ref.commit
     order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
     got: dict[str, tuple[WorkerReport, WorkerReport, float]] = {}
     dseed = None
@@ -538,15 +592,27 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
             if run.ref.tight and ask("rewarm", {}) is None:
                 return None
             t0 = time.monotonic()
-            b = ask("batch", {"seeds": seeds}, calls=n)
+            b = ask("batch", {"seeds": seeds, "commit": commit}, calls=n)
             if b is None:
                 return None
+            if commit:  # the window closes once every process of the worker is seen stopped: nothing it runs after
+                # its reply (a thread, a helper, a signal handler) can still write the committed values
+                if not (run.freeze_candidate() if which == "cand" else run.freeze_reference()):
+                    return None
+                ms = (time.monotonic() - t0) * 1000.0
             if dseed is None:
                 dseed = fresh_seed()  # after the first batch's calls; both digest with the same weights
-            d = ask("digest", {"seed": dseed}, calls=n)
-            if d is None:
-                return None
-            got[which] = (b, d, (time.monotonic() - t0) * 1000.0)
+            if commit:
+                d = run.digest_committed(which, b, dseed)
+                (run.cand if which == "cand" else run.ref.worker).thaw()
+                if d is None:
+                    return None
+            else:
+                d = ask("digest", {"seed": dseed}, calls=n)
+                if d is None:
+                    return None
+                ms = (time.monotonic() - t0) * 1000.0
+            got[which] = (b, d, ms)
             if check:  # one output, chosen after the first batch's calls, fetched before this worker lets go of it
                 if picked is None:
                     picked = (rng.randrange(n), fresh_seed())

@@ -18,7 +18,8 @@ configure   configured [reference] free_bytes
 load        loaded     [candidate] build, unmapped, free_bytes, hints
 build       built      [candidate] status, reason, seconds
 trial       trial      outputs (leaves per call), hints
-batch       batch      ms (one per call), event_ms, placement (CUDA: input/output offsets), hints
+batch       batch      ms (one per call), event_ms, placement (CUDA: input/output offsets), hints; with
+                       ``commit``: outputs (leaves per call, every value in the outbox, no digests)
 digest      digest     outputs (leaves with digests, per call)
 outputs     outputs    outputs (leaves with samples, per chosen call)
 release     released   free_bytes
@@ -199,8 +200,10 @@ def parse_reply(msg: Any, op: str, cmd_id: str, *, calls: int | None = None) -> 
         return WorkerReport(kind, cmd_id, hints, outputs=_outputs(msg.get("outputs"), calls))
     if kind == "batch":
         ms, ev = _times(msg.get("ms"), calls), msg.get("event_ms")
+        outs = msg.get("outputs")  # a committed batch: leaf records, the values in the outbox (pair.py)
         return WorkerReport(kind, cmd_id, hints, ms=ms, event_ms=None if ev is None else _times(ev, calls),
-                            placement=_placement(msg.get("placement"), calls))
+                            placement=_placement(msg.get("placement"), calls),
+                            outputs=() if outs is None else _outputs(outs, calls))
     if kind == "setup":
         tc = _dict(msg.get("task_check"), "task_check")
         try:

@@ -31,7 +31,7 @@ from .allocator import CacheRewarm, placement_offsets
 from .baselines import BaselineError, reference_runner
 from .buildcache import extension_snapshot
 from .environment import ClockMonitor, device_info
-from .leaves import Outbox, describe_output, describe_outputs
+from .leaves import Outbox, commit_outputs, describe_output, describe_outputs
 from .loading import CandidateLoadError, load_candidate, load_task_copy
 from .models import (
     StateSnapshot,
@@ -409,7 +409,9 @@ class Session:
 
     def batch(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Timing: draw one input set per seed, then time each call (L2 flushed, whole device synchronised
-        before and after, host clock between), keeping every output for ``digest`` and ``outputs``."""
+        before and after, host clock between), keeping every output for ``digest`` and ``outputs``. With ``commit``
+        the reply also carries the outputs' leaf records, every value written to the outbox
+        (:func:`~cudal1.harness.leaves.commit_outputs`)."""
         seeds = [int(s) for s in cmd["seeds"]]
         self.kept = []
         with torch.no_grad():
@@ -450,7 +452,11 @@ class Session:
         placement = None
         if self.device.type == "cuda":
             placement = {"inputs": placement_offsets(self.sets), "outputs": placement_offsets(self.kept)}
-        return {"type": "batch", "ms": ms, "event_ms": ev or None, "placement": placement, "hints": self.hints()}
+        reply = {"type": "batch", "ms": ms, "event_ms": ev or None, "placement": placement, "hints": self.hints()}
+        if cmd.get("commit"):  # every value to the outbox, on the parent's clock; the parent digests them (pair.py)
+            with torch.no_grad(), self._reading_outputs():
+                reply["outputs"] = commit_outputs(self.kept, self.outbox, "committed")
+        return reply
 
     def check(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Candidate role: the in-process checks after timed batches (patched bindings, switches, threads,
