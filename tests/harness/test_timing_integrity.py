@@ -119,9 +119,14 @@ def test_a_batch_is_timed_as_a_whole(verdicts):
 
 def test_the_parents_clock_is_charged_for_times_reported_short(verdicts):
     """Times reported 0.3 ms short (never below 1 us) on a 0.05 ms task: before, within the 1 ms allowance and paid
-    31-71,000x; now the excess the parent's clock saw is added to the candidate's time."""
+    31-71,000x; now the excess the parent's clock saw is added to the candidate's time (its digests off the clock,
+    committed batches: read 1.3-2.3x before that, 0.97-1.16x after, 2026-12-04), or, where the machine's noise leaves
+    too much of it uncharged, the figure is ``timing_unresolved`` and not trusted."""
     res = verdicts[case_id(CASES[2])]
-    if res.status == "ok":
+    assert res.timing["committed_batches"]  # a CPU task of small outputs: digested by the parent, off the clock
+    if res.status == "ok" and "timing_unresolved" in res.flags:  # the machine's noise hid it: not trusted either
+        assert not res.verified, res.flags
+    elif res.status == "ok":
         assert res.timing["clock_charged_ms_per_call"] > 0.5 * res.timing["ref_ms"], res.timing["attempts"]
         assert res.speedup < INFLATED
     else:

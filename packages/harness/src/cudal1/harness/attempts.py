@@ -41,6 +41,13 @@ class Attempt:
     cand_clocks: list[clockcheck.BatchClock] = field(default_factory=list)  #: them (parent's and reported times)
     device: str = "cuda"  #: the lane's device: the drift limit is per device
     yardstick_ms: float | None = None  #: the reference's time alone the drift was taken against (ms a call)
+    reported_ms: float | None = None  #: the candidate's time per call as its process reported it (before any charge)
+
+    @property
+    def resolved(self) -> bool:
+        """The parent's clock resolved the candidate's time in this attempt (:func:`clockcheck.resolved`)."""
+        reported = self.summary.cand_ms if self.reported_ms is None else self.reported_ms
+        return clockcheck.resolved(self.check, reported, self.device)
 
     @property
     def flagrant(self) -> bool:
@@ -59,7 +66,8 @@ class Attempt:
 
 
 def choose_attempt(attempts: list[Attempt]) -> int:
-    """The attempt whose figures a pair reports: the first that passes both timing checks and is stable; else the
+    """The attempt whose figures a pair reports: the first that passes both timing checks, is stable and resolved by
+    the parent's clock; else the first that passes and is stable (reported with ``timing_unresolved``); else the
     passing attempt with the smallest spread of its buckets' ratios (reported with ``timing_unstable``); else the
     last (its failed check rejects the pair).
 
@@ -69,6 +77,9 @@ def choose_attempt(attempts: list[Attempt]) -> int:
     passed (2026-11-26, H100 VM: drift 0.23 then 0.28 then 0.30 on one pair). The choice never looks at the
     speedup. Flagrant clock excesses in :data:`FLAGRANT_TO_REJECT` attempts reject the pair regardless
     (:func:`clock_rejection`)."""
+    for i, a in enumerate(attempts):  # resolved by the parent's clock first (clockcheck.resolved)
+        if a.passes and a.summary.stable and a.resolved:
+            return i
     for i, a in enumerate(attempts):
         if a.passes and a.summary.stable:
             return i

@@ -2,7 +2,8 @@
 
 For every timed batch the parent measures, with its monotonic clock, the time from sending ``batch`` to
 receiving the batch's digests (the digests need every output, so the outputs were computed inside that
-window). The worker reports per-call times for the same batch. The *gap* (parent time minus the sum of the
+window); on a CPU, to seeing the worker stopped after it wrote every value of its outputs to its outbox (a committed
+batch: the parent digests the values itself, off the clock; :mod:`cudal1.harness.pair`). The worker reports per-call times for the same batch. The *gap* (parent time minus the sum of the
 reported times) is the protocol's overhead: drawing the inputs, flushing the L2, synchronising, digesting,
 the messages. Both workers run the same protocol on the same inputs and output sizes, so the reference's gap
 (the clean process) tells what the candidate's should be; the candidate's *excess* is its gap beyond the
@@ -22,6 +23,9 @@ Beyond the charge, :func:`check` fails the pair (``timing_disagrees``) when the 
 own noise can explain (:data:`REL_ALLOWANCE` of the candidate's time, :data:`SIGMAS` standard errors, and a
 floor per device): such a candidate forged its times or worked outside its calls, and is rejected for it.
 
+A figure whose margin is large against the call cannot be trusted: :func:`resolved` says when the noise part of
+the margin stays within :data:`RESOLUTION` of the candidate's time (else the pair carries ``timing_unresolved``).
+
 What this still allows: a candidate process can skip harness steps that are its own (the L2 flush before its
 calls, about 2 x L2 bytes written: some 30-40 us per call on an H100) and hide up to that much work.
 """
@@ -38,6 +42,10 @@ REL_ALLOWANCE = 0.05  #: of the candidate's time per call, before a pair is reje
 CHARGE_MARGIN = 0.02
 CHARGE_SIGMAS = 2.0  #: robust standard errors of the median excess left uncharged (at most; see charge_margin)
 SIGMAS = 4.0  #: robust standard errors of the median excess
+#: per device: the most the charge's statistical margin may be, as a fraction of the candidate's time per call as the
+#: parent's clock saw it, for the figure to count as resolved (:func:`resolved`); None: not checked (CUDA: not yet
+#: measured on a GPU, see the harness README)
+RESOLUTION = {"cpu": 0.25, "cuda": None}
 FLOOR_MS = {"cuda": 0.02, "cpu": 1.0}  #: per call, for rejecting only (the excess is charged whatever its size):
 #: message and scheduling jitter the test cannot resolve (CPU: the sandboxed process's own overhead on a loaded
 #: 2-core machine reached 0.35 ms per call for honest candidates)
@@ -102,8 +110,28 @@ def charge_margin(check: ClockCheck, reported_ms: float) -> float:
     :func:`charge` on why), one from the reference's own protocol times (``z`` = :data:`CHARGE_SIGMAS`; the candidate
     has no say in them). With a handful of rounds (a CPU task whose inputs and digests take 50 times its calls
     gets five) one estimate alone came out small by chance and charged an honest candidate 1.4-2.3 ms a call."""
+    return max(CHARGE_MARGIN * max(reported_ms, 0.0), statistical_margin(check))
+
+
+def statistical_margin(check: ClockCheck) -> float:
+    """The noise part of :func:`charge_margin` (ms per call): what the two processes' protocol times and the machine
+    could have put into the excess without the candidate doing anything."""
     z = min(CHARGE_SIGMAS, 0.9 * max(check.rounds, 1) ** 0.5 / 1.4826)
-    return max(CHARGE_MARGIN * max(reported_ms, 0.0), z * check.se_ms, CHARGE_SIGMAS * check.ref_se_ms)
+    return max(z * check.se_ms, CHARGE_SIGMAS * check.ref_se_ms)
+
+
+def resolved(check: ClockCheck, reported_ms: float, device: str) -> bool:
+    """Whether the parent's clock resolved the candidate's time: the noise left uncharged (:func:`statistical_margin`)
+    is at most :data:`RESOLUTION` of the candidate's time per call as the clock saw it (reported plus excess).
+
+    Work hidden from the reported times is charged only beyond that margin, so an unresolved figure could be that much
+    too fast: under outside load on two cores the margin of a 0.03 ms CPU call reached 0.02-0.04 ms, and a candidate
+    that reported its calls as 0.001 ms read 3-9x with no other finding (2026-12-04). Such a figure carries
+    ``timing_unresolved`` and is not trusted as an improvement; quiet, the margin of the same task is about 0.004 ms."""
+    limit = RESOLUTION.get(device)
+    if limit is None:
+        return True
+    return statistical_margin(check) <= limit * (max(reported_ms, 0.0) + max(check.excess_ms, 0.0))
 
 
 def charge(check: ClockCheck, reported_ms: float) -> float:

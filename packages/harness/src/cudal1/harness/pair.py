@@ -416,13 +416,14 @@ def _timing(run: _Run) -> bool:
                                    cand_extra_ms=charged) if charged > 0 else reported
         drift = reference_drift(summary.ref_ms, ref.alone_ms)
         measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c, ref.device,
-                                statistics.median(ref.alone_ms)))
+                                statistics.median(ref.alone_ms), reported.cand_ms))
         attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms,
-                         "clock_charged_ms": charged, "reported_cand_ms": reported.cand_ms})
+                         "clock_charged_ms": charged, "reported_cand_ms": reported.cand_ms,
+                         "clock_margin_ms": clockcheck.statistical_margin(check), "resolved": measured[-1].resolved})
         if enough_flagrant(measured):
             break  # far beyond noise more than once: measuring again would only take longer (the pair is rejected)
-        if measured[-1].passes and summary.stable:
+        if measured[-1].passes and summary.stable and measured[-1].resolved:
             break
         rounds = min(rounds * 2, cfg.max_rounds * 4)
     chosen = choose_attempt(measured)
@@ -435,6 +436,7 @@ def _timing(run: _Run) -> bool:
                        "clock_charged_ms_per_call": attempts[chosen]["clock_charged_ms"],
                        "flagrant_attempts": flagrant_count(measured),
                        "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
+                       "committed_batches": ref.commit,
                        "rounds_checked": obs.timing.get("rounds_checked", 0)})
     obs.environment["clocks"] = clocks
     if events.ref and len(events.ref) == len(times.ref):  # the same calls timed with CUDA events (for comparison)
@@ -451,6 +453,8 @@ def _timing(run: _Run) -> bool:
                                                       for a in measured]}
     if not summary.stable:
         obs.flags.add("timing_unstable")
+    if not measured[chosen].resolved:
+        obs.flags.add("timing_unresolved")
     if clocks.get("throttled"):
         obs.flags.add("gpu_throttled")
     obs.summary = summary

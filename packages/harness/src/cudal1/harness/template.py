@@ -372,11 +372,14 @@ class ForkedWorker(WorkerProcess):
             LIVE.add(self)
 
     def processes(self) -> set[int]:
-        """Every live process of the child: the template's sandbox but the template's own, and the child's cgroup."""
-        pids = self.template.children()
+        """Every live process of the child: those of its cgroup where it has one (it was moved there before it was sent
+        anything, so every process candidate code starts is in it, ``setsid`` daemons too), else every process of the
+        template's sandbox but the template's own. One cgroup file, as for a started worker: :meth:`freeze` runs inside
+        a committed batch's clocked window, and a scan of ``/proc`` there cost a forked worker 1.3 ms a batch more than
+        a started reference (0.04 ms a call on a 0.03 ms task, charged to honest candidates: 2026-12-04)."""
         if self.cgroup is not None:
-            pids |= {p for p in self.cgroup.pids() if process_state(p) not in (None, "Z", "X")}
-        return pids
+            return {p for p in self.cgroup.pids() | {self.proc.pid} if process_state(p) not in (None, "Z", "X")}
+        return self.template.children()
 
     through_bwrap = False
 
