@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,20 @@ def test_a_pair_reports_an_attempt_that_passed_both_timing_checks():
     assert choose_attempt([_attempt(0.2, 0.0, 0.01, True), _attempt(0.05, 0.0, 0.01, True)]) == 1
 
 
+def test_noise_left_uncharged_is_at_most_a_quarter_of_a_cpu_call():
+    """Adversarial: a candidate reporting 0.001 ms for a call the parent's clock saw take 0.03 ms, on a machine whose
+    noise is 0.012 ms a call (resolved: under half the call), is charged all but a quarter of the call, not all but the
+    noise. Legitimate twin: an honest candidate on the same machine is charged nothing for an excess within the cap."""
+    from cudal1.harness.clockcheck import ClockCheck, charge, resolved
+
+    forge = ClockCheck(0.029, 1.0, 0.09, 0.119, 30, se_ms=0.006, ref_se_ms=0.005, device="cpu")
+    assert resolved(forge, 0.001)
+    assert charge(forge, 0.001) == pytest.approx(0.029 - 0.25 * 0.030, abs=1e-6)
+    assert charge(replace(forge, device="cuda"), 0.001) == pytest.approx(0.029 - 0.012, abs=1e-6)  # no cap on CUDA
+    honest = ClockCheck(0.005, 1.0, 0.09, 0.095, 30, se_ms=0.006, ref_se_ms=0.005, device="cpu")
+    assert charge(honest, 0.03) == 0.0
+
+
 def test_a_figure_the_parents_clock_cannot_resolve_is_not_trusted():
     """Adversarial (measured 2026-12-04 on the 2-core VM under outside load): a candidate reporting its 0.035 ms calls
     as 0.001 ms, whose batches' noise left 0.024 ms a call uncharged, read 2.2x; the margin is most of its time as
@@ -107,16 +122,16 @@ def test_a_figure_the_parents_clock_cannot_resolve_is_not_trusted():
     from cudal1.harness.attempts import choose_attempt
     from cudal1.harness.clockcheck import ClockCheck, resolved, statistical_margin
 
-    loaded_forge = ClockCheck(0.038, 1.0, 0.09, 0.128, 15, se_ms=0.012, ref_se_ms=0.006)
+    loaded_forge = ClockCheck(0.038, 1.0, 0.09, 0.128, 15, se_ms=0.012, ref_se_ms=0.006, device="cpu")
     assert statistical_margin(loaded_forge) == pytest.approx(0.024, abs=0.001)
-    assert not resolved(loaded_forge, 0.001, "cpu")
-    quiet_honest = ClockCheck(0.003, 1.0, 0.09, 0.093, 30, se_ms=0.002, ref_se_ms=0.0015)
-    assert resolved(quiet_honest, 0.034, "cpu")
-    assert resolved(loaded_forge, 0.001, "cuda")
+    assert not resolved(loaded_forge, 0.001)
+    quiet_honest = ClockCheck(0.003, 1.0, 0.09, 0.093, 30, se_ms=0.002, ref_se_ms=0.0015, device="cpu")
+    assert resolved(quiet_honest, 0.034)
+    assert resolved(replace(loaded_forge, device="cuda"), 0.001)
     # an attempt the clock resolved is reported before an earlier stable one it did not
     unresolved, fine = _attempt(0.0, 0.0, 0.05, True), _attempt(0.0, 0.0, 0.05, True)
-    unresolved.check, unresolved.device, unresolved.reported_ms = loaded_forge, "cpu", 0.001
-    fine.device = "cpu"
+    unresolved.check, unresolved.reported_ms = loaded_forge, 0.001
+    fine.check = replace(fine.check, device="cpu")
     assert not unresolved.resolved and fine.resolved
     assert choose_attempt([unresolved, fine]) == 1 and choose_attempt([unresolved]) == 0
 

@@ -144,7 +144,10 @@ def test_our_harness_verdict(verdicts, case):
         if res.status != "ok":
             assert res.reason
     else:
-        allowed = DESCRIPTIVE | ({case.flag} if case.flag else set())
+        # timing_unresolved says the machine could not resolve the time (two lanes on two cores: 0.017-0.03 ms of
+        # noise a call beside calls of 0.01-0.06 ms, 2026-12-04), nothing about the candidate; the timing tests
+        # (test_timing_integrity.py, one lane) hold honest twins to being resolved
+        allowed = DESCRIPTIVE | {"timing_unresolved"} | ({case.flag} if case.flag else set())
         assert set(res.flags) <= allowed, (res.flags, res.reason)
 
 

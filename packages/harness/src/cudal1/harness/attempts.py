@@ -47,7 +47,7 @@ class Attempt:
     def resolved(self) -> bool:
         """The parent's clock resolved the candidate's time in this attempt (:func:`clockcheck.resolved`)."""
         reported = self.summary.cand_ms if self.reported_ms is None else self.reported_ms
-        return clockcheck.resolved(self.check, reported, self.device)
+        return clockcheck.resolved(self.check, reported)
 
     @property
     def flagrant(self) -> bool:

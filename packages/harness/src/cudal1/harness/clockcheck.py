@@ -42,10 +42,11 @@ REL_ALLOWANCE = 0.05  #: of the candidate's time per call, before a pair is reje
 CHARGE_MARGIN = 0.02
 CHARGE_SIGMAS = 2.0  #: robust standard errors of the median excess left uncharged (at most; see charge_margin)
 SIGMAS = 4.0  #: robust standard errors of the median excess
-#: per device: the most the charge's statistical margin may be, as a fraction of the candidate's time per call as the
-#: parent's clock saw it, for the figure to count as resolved (:func:`resolved`); None: not checked (CUDA: not yet
-#: measured on a GPU, see the harness README)
-RESOLUTION = {"cpu": 0.25, "cuda": None}
+#: per device, as fractions of the candidate's time per call as the parent's clock saw it (reported plus excess): the
+#: most of the excess left uncharged as noise (:func:`charge_margin`), and the most noise for the figure to count as
+#: resolved (:func:`resolved`); None: no bound (CUDA: not yet measured on a GPU, see the harness README)
+MARGIN_CAP = {"cpu": 0.25, "cuda": None}
+RESOLUTION = {"cpu": 0.5, "cuda": None}
 FLOOR_MS = {"cuda": 0.02, "cpu": 1.0}  #: per call, for rejecting only (the excess is charged whatever its size):
 #: message and scheduling jitter the test cannot resolve (CPU: the sandboxed process's own overhead on a loaded
 #: 2-core machine reached 0.35 ms per call for honest candidates)
@@ -75,6 +76,7 @@ class ClockCheck:
     rounds: int
     se_ms: float = 0.0  #: robust standard error of the median excess (1.4826 MAD / sqrt(rounds))
     ref_se_ms: float = 0.0  #: the same of the reference's own protocol time per call, times sqrt(2) (see charge_margin)
+    device: str = "cuda"  #: the lane's device ("cpu" or "cuda"): the margin's bounds are per device
 
     @property
     def disagrees(self) -> bool:
@@ -84,6 +86,7 @@ class ClockCheck:
         return {"excess_ms_per_call": self.excess_ms, "allowance_ms_per_call": self.allowance_ms,
                 "ref_gap_ms_per_call": self.ref_gap_ms, "cand_gap_ms_per_call": self.cand_gap_ms,
                 "rounds": self.rounds, "se_ms_per_call": self.se_ms, "ref_se_ms_per_call": self.ref_se_ms,
+                "device": self.device,
                 "disagrees": self.disagrees}
 
 
@@ -100,7 +103,7 @@ def check(ref: list[BatchClock], cand: list[BatchClock], cand_ms: float, device:
     ref_med = statistics.median(ref_gaps)
     ref_se = 2**0.5 * 1.4826 * statistics.median(abs(g - ref_med) for g in ref_gaps) / max(len(ref_gaps), 1) ** 0.5
     return ClockCheck(med, allowance, ref_med, statistics.median(c.gap_ms / max(c.calls, 1) for c in cand),
-                      len(excess), se, ref_se)
+                      len(excess), se, ref_se, device.split(":")[0])
 
 
 def charge_margin(check: ClockCheck, reported_ms: float) -> float:
@@ -109,8 +112,19 @@ def charge_margin(check: ClockCheck, reported_ms: float) -> float:
     from the excesses themselves (``z`` at most :data:`CHARGE_SIGMAS` and below ``sqrt(rounds) / 1.4826``: see
     :func:`charge` on why), one from the reference's own protocol times (``z`` = :data:`CHARGE_SIGMAS`; the candidate
     has no say in them). With a handful of rounds (a CPU task whose inputs and digests take 50 times its calls
-    gets five) one estimate alone came out small by chance and charged an honest candidate 1.4-2.3 ms a call."""
-    return max(CHARGE_MARGIN * max(reported_ms, 0.0), statistical_margin(check))
+    gets five) one estimate alone came out small by chance and charged an honest candidate 1.4-2.3 ms a call.
+    The noise part is at most :data:`MARGIN_CAP` of the candidate's time as the clock saw it: beyond that cap, noise
+    is charged to the candidate (its figure errs toward slower) rather than left as room to hide work in."""
+    stat = statistical_margin(check)
+    cap = MARGIN_CAP.get(check.device)
+    if cap is not None:
+        stat = min(stat, cap * _seen_ms(check, reported_ms))
+    return max(CHARGE_MARGIN * max(reported_ms, 0.0), stat)
+
+
+def _seen_ms(check: ClockCheck, reported_ms: float) -> float:
+    """The candidate's time per call as the parent's clock saw it: reported plus the (non-negative) excess."""
+    return max(reported_ms, 0.0) + max(check.excess_ms, 0.0)
 
 
 def statistical_margin(check: ClockCheck) -> float:
@@ -120,18 +134,18 @@ def statistical_margin(check: ClockCheck) -> float:
     return max(z * check.se_ms, CHARGE_SIGMAS * check.ref_se_ms)
 
 
-def resolved(check: ClockCheck, reported_ms: float, device: str) -> bool:
-    """Whether the parent's clock resolved the candidate's time: the noise left uncharged (:func:`statistical_margin`)
+def resolved(check: ClockCheck, reported_ms: float) -> bool:
+    """Whether the parent's clock resolved the candidate's time: the noise of the excess (:func:`statistical_margin`)
     is at most :data:`RESOLUTION` of the candidate's time per call as the clock saw it (reported plus excess).
 
-    Work hidden from the reported times is charged only beyond that margin, so an unresolved figure could be that much
-    too fast: under outside load on two cores the margin of a 0.03 ms CPU call reached 0.02-0.04 ms, and a candidate
-    that reported its calls as 0.001 ms read 3-9x with no other finding (2026-12-04). Such a figure carries
-    ``timing_unresolved`` and is not trusted as an improvement; quiet, the margin of the same task is about 0.004 ms."""
-    limit = RESOLUTION.get(device)
+    The charge leaves at most :data:`MARGIN_CAP` of that time uncharged, but the excess itself is no surer than its
+    noise: under outside load on two cores the noise of a 0.03 ms CPU call reached 0.02-0.07 ms, and a candidate that
+    reported its calls as 0.001 ms read 3-9x with no other finding (2026-12-04). Such a figure carries
+    ``timing_unresolved`` and is not trusted as an improvement; quiet, the noise of the same task is about 0.004 ms."""
+    limit = RESOLUTION.get(check.device)
     if limit is None:
         return True
-    return statistical_margin(check) <= limit * (max(reported_ms, 0.0) + max(check.excess_ms, 0.0))
+    return statistical_margin(check) <= limit * _seen_ms(check, reported_ms)
 
 
 def charge(check: ClockCheck, reported_ms: float) -> float:
