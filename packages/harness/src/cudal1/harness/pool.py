@@ -77,11 +77,12 @@ class EvalPool:
         keep_warm: keep each lane's spares and reference worker between :meth:`map` calls (a trainer's reward
             function calls it in batches). Call :meth:`close` when done.
         fork_workers: fork each candidate worker from a warm sandboxed template instead of starting one
-            (:mod:`cudal1.harness.template`: 17-40 ms instead of 2.3-3.0 s on a 2-core CPU; Linux only). None (the
-            default): on CPU lanes, not on GPU lanes. On a CPU the clock reads forked and started candidates alike
-            since batches are committed (honest self-pairs 0.99-1.01x, a candidate reporting short times
-            1.13-1.29x, 2026-12-04, benchmarks/results/2026-12-04-committed-batches-cpu.md; before, 0.47-0.55x
-            and 1.9-2.3x); on a GPU that is not yet measured.
+            (:mod:`cudal1.harness.template`: 17-40 ms instead of 2.3-3.0 s on a 2-core CPU; Linux only). Off by
+            default: a forked candidate's protocol runs a little faster than the started reference's, and that
+            difference is room to hide work in (a candidate reporting short times on a 0.03 ms CPU task read
+            1.13-1.57x forked against 1.04-1.27x started, honest self-pairs 0.99-1.01x either way; 2026-12-04,
+            benchmarks/results/2026-12-04-committed-batches-cpu.md). A reference forked from the same template
+            would remove it (not done yet); on a GPU it is not measured.
         hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
             output file; the store passed to :meth:`map` is hidden anyway).
     Raises:
@@ -98,7 +99,7 @@ class EvalPool:
         build_workers: int | None = None,
         spares: int | None = None,
         keep_warm: bool = False,
-        fork_workers: bool | None = None,
+        fork_workers: bool = False,
         hide: Sequence[str | Path] = (),
     ) -> None:
         self.config = config or EvalConfig()
@@ -136,11 +137,11 @@ class EvalPool:
             self.lanes = [
                 Lane(self, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
                                      "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i),
-                     fork=bool(fork_workers) and templates_supported())  # None: not on a GPU (not measured)
+                     fork=bool(fork_workers) and templates_supported())
                 for i, g in enumerate(use)
             ]
         else:
-            fork = (fork_workers is None or fork_workers) and templates_supported()
+            fork = bool(fork_workers) and templates_supported()
             self.lanes = [Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork)
                           for _ in range(max(1, cpu_lanes))]
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}

@@ -25,8 +25,7 @@ the first two):
    lane starts a new one.
 
 Without ``/proc`` (macOS) or ``fork`` (Windows) there is no template; the lane starts workers as before.
-The default on CPU lanes, opt-in on GPU lanes (``EvalPool(fork_workers=True)``): see
-:class:`cudal1.harness.pool.EvalPool` on why.
+Opt-in for now (``EvalPool(fork_workers=True)``): see :class:`cudal1.harness.pool.EvalPool` on why.
 """
 
 from __future__ import annotations
