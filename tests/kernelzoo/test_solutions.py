@@ -24,7 +24,9 @@ SMALL = Path(__file__).parent / "small_sizes"
 TASKS = {t.name: t for t in load_suite("builtin")}
 RELEASED = available()
 # timing_unstable is about the clock, not the candidate: microsecond-sized CPU tasks jitter
-ALLOWED_FLAGS = flags_of_kind("measurement", "descriptive")
+# timing_unresolved: the harness could not resolve a call of a few microseconds on a shared CPU (its noise is more than
+# half the call); it says nothing about the solution, whose correctness is what this file checks
+ALLOWED_FLAGS = flags_of_kind("measurement", "descriptive") | {"timing_unresolved"}
 
 
 def shrunk(task: Task, sizes: dict[str, int]) -> Task:
