@@ -2,9 +2,9 @@
 
 For every timed batch the parent measures, with its monotonic clock, the time from sending ``batch`` to
 receiving the batch's digests (the digests need every output, so the outputs were computed inside that
-window); on a CPU, to seeing the worker stopped after it wrote every value of its outputs to its outbox (a committed
-batch: the parent digests the values itself, off the clock; :mod:`cudal1.harness.pair`). The worker reports per-call times for the same batch. The *gap* (parent time minus the sum of the
-reported times) is the protocol's overhead: drawing the inputs, flushing the L2, synchronising, digesting,
+window); on a CPU, to seeing the worker stopped after it wrote every value of its outputs to its outbox (a
+committed batch: the parent digests the values itself, off the clock; :mod:`cudal1.harness.pair`). The worker
+reports per-call times for the same batch. The *gap* (parent time minus the sum of the reported times) is the protocol's overhead: drawing the inputs, flushing the L2, synchronising, digesting,
 the messages. Both workers run the same protocol on the same inputs and output sizes, so the reference's gap
 (the clean process) tells what the candidate's should be; the candidate's *excess* is its gap beyond the
 reference's, per call (the median over the rounds of an attempt).

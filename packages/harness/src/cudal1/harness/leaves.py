@@ -1,12 +1,13 @@
 """A model's output as the parent sees it: a list of leaves, each a tensor (its dtype, shape, device, a
 digest and samples of its values, written to the worker's outbox) or a plain value.
 
-Worker side: :func:`describe_output` (:func:`describe_outputs` for a batch) turns an output (tensor, or nested tuple/list) into JSON-able leaf
-records and writes the sampled values to one file of the outbox; :func:`commit_outputs` writes every value of a
-timed batch's outputs there instead, without digests. Parent side: :func:`read_samples` reads them back (a
-regular file, no links, exact sizes), :func:`digest_committed` digests committed values itself, and :func:`judge`
-compares a candidate's leaves with the reference's. Nothing a worker sends is trusted beyond its shape: every number is checked against what the
-parent expects (counts from shapes, dtypes from a fixed list).
+Worker side: :func:`describe_output` (:func:`describe_outputs` for a batch) turns an output (tensor, or nested
+tuple/list) into JSON-able leaf records and writes the sampled values to one file of the outbox;
+:func:`commit_outputs` writes every value of a timed batch's outputs there instead, without digests. Parent side:
+:func:`read_samples` reads them back (a regular file, no links, exact sizes), :func:`digest_committed` digests
+committed values itself, and :func:`judge` compares a candidate's leaves with the reference's. Nothing a worker sends
+is trusted beyond its shape: every number is checked against what the parent expects (counts from shapes, dtypes
+from a fixed list).
 """
 
 from __future__ import annotations
@@ -37,26 +38,31 @@ class LeafError(ValueError):
 
 # -- worker side ------------------------------------------------------------------------------------------
 class Outbox:
-    """Writes sample values into ``<dir>/<name>.bin``, one file per described output."""
+    """Writes values into ``<dir>/<name>.bin``, one file per described output (or committed batch), from offset 0.
+
+    The file is written in place, never truncated: a committed batch's file keeps its pages allocated from one batch
+    to the next (a fresh 48 MB file in /dev/shm a batch took its page faults inside the clocked window, and their
+    time swung by tens of ms). The reader takes the offsets and sizes from the records, never the file's length."""
 
     def __init__(self, directory: Path, name: str) -> None:
         self.name = f"{name}.bin"
         self.path = directory / self.name
-        self._f = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         self.offset = 0
 
     def write(self, values: torch.Tensor) -> int:
-        data = values.detach().contiguous().cpu().reshape(-1)
-        if data.dtype.is_complex:
-            data = torch.view_as_real(data).reshape(-1)
-        raw = data.view(torch.uint8).numpy().tobytes()
+        """Append ``values`` (any dtype, any device); returns the byte offset they start at."""
+        raw = values.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
+        view = memoryview(raw).cast("B")
         at = self.offset
-        self._f.write(raw)
-        self.offset += len(raw)
+        done = 0
+        while done < len(view):
+            done += os.pwrite(self._fd, view[done:], at + done)
+        self.offset += len(view)
         return at
 
     def close(self) -> None:
-        self._f.close()
+        os.close(self._fd)
 
 
 def describe_output(out: Any, *, digest_seed: int | None, sample_seed: int | None, outbox: Outbox | None,
@@ -129,12 +135,8 @@ def commit_outputs(outs: list[Any], directory: Path, name: str) -> list[list[dic
     parent digests the committed values itself once it has stopped this process (:func:`digest_committed`). A tensor
     leaf of a dtype the outbox does not carry, or larger than :data:`~cudal1.harness.digest.FULL_MAX` elements, is
     described without values (the parent then finds no digest for it and fails the output)."""
-    file = f"{name}.bin"
-    # written in place, never truncated: the file's pages stay allocated from one batch to the next (a fresh 48 MB
-    # file in /dev/shm a batch took its page faults inside the window, and their time swung by tens of ms)
-    fd = os.open(directory / file, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    box = Outbox(directory, name)
     described: list[list[dict]] = []
-    at = 0
     try:
         for out in outs:
             recs = describe_output(out, digest_seed=None, sample_seed=None, outbox=None)
@@ -142,16 +144,10 @@ def commit_outputs(outs: list[Any], directory: Path, name: str) -> list[list[dic
                 if rec["kind"] != "tensor" or rec["dtype"] not in DTYPES or x.numel() > FULL_MAX:
                     continue
                 plain = x.as_subclass(torch.Tensor) if type(x) is not torch.Tensor else x
-                raw = plain.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
-                view = memoryview(raw).cast("B")
-                done = 0
-                while done < len(view):
-                    done += os.pwrite(fd, view[done:], at + done)
-                rec["sample"] = {"file": file, "offset": at, "count": x.numel(), "seed": None}
-                at += len(view)
+                rec["sample"] = {"file": box.name, "offset": box.write(plain), "count": x.numel(), "seed": None}
             described.append(recs)
     finally:
-        os.close(fd)
+        box.close()
     return described
 
 

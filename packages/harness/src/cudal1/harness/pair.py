@@ -181,6 +181,7 @@ class _Run:
     def __init__(self, ref: ReferenceSide, cand: WorkerProcess, task: Task, candidate: Candidate, cfg: EvalConfig,
                  obs: Observations) -> None:
         self.ref, self.cand, self.task, self.candidate, self.cfg, self.obs = ref, cand, task, candidate, cfg, obs
+        self.commit = ref.commit  # the same for every round of the pair
         self.deadline = 0.0
         self.before_timing: Any = None
 
@@ -196,15 +197,15 @@ class _Run:
                                       "extensions_dir": extensions_dir, "stateful": ref.stateful},
                              timeout=cfg.compile_timeout_s)
 
-    def freeze_candidate(self) -> bool:
+    def freeze_candidate(self, when: str = "while the reference was timed") -> bool:
         """Stop every process of the candidate's worker before the reference's timed batch (its helpers, threads and
-        children must not run while the reference is timed: issue 40); False, with the pair failed, when they could
-        not all be stopped."""
+        children must not run while the reference is timed: issue 40), or at the end of its own committed batch
+        (``when`` says which, for the failure); False, with the pair failed, when they could not all be stopped."""
         if self.cand.freeze():
             return True
         self.cand.kill()
         self.obs.candidate_gone = Failure(
-            "rejected", "the candidate's processes could not all be stopped while the reference was timed (they kept "
+            "rejected", f"the candidate's processes could not all be stopped {when} (they kept "
             "running or multiplying)", "protocol_violation")
         return False
 
@@ -436,7 +437,7 @@ def _timing(run: _Run) -> bool:
                        "clock_charged_ms_per_call": attempts[chosen]["clock_charged_ms"],
                        "flagrant_attempts": flagrant_count(measured),
                        "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
-                       "committed_batches": ref.commit,
+                       "committed_batches": run.commit,
                        "rounds_checked": obs.timing.get("rounds_checked", 0)})
     obs.environment["clocks"] = clocks
     if events.ref and len(events.ref) == len(times.ref):  # the same calls timed with CUDA events (for comparison)
@@ -574,7 +575,7 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
            events: PairedTimes | None = None) -> tuple[clockcheck.BatchClock, clockcheck.BatchClock] | None:
     """One paired round; returns the two batches' clocks (reference, candidate), or None when the pair ended."""
     seeds = [fresh_seed() for _ in range(n)]
-    commit = run.ref.commit
+    commit = run.commit
     order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
     got: dict[str, tuple[WorkerReport, WorkerReport, float]] = {}
     dseed = None
@@ -601,7 +602,8 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
                 return None
             if commit:  # the window closes once every process of the worker is seen stopped: nothing it runs after
                 # its reply (a thread, a helper, a signal handler) can still write the committed values
-                if not (run.freeze_candidate() if which == "cand" else run.freeze_reference()):
+                if not (run.freeze_candidate("at the end of its committed batch") if which == "cand"
+                        else run.freeze_reference()):
                     return None
                 ms = (time.monotonic() - t0) * 1000.0
             if dseed is None:
