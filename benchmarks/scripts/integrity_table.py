@@ -1,13 +1,16 @@
 """Every integrity rule's cases on the GPU at hand: what a naive harness says, what cudal1's says.
 
-    PYTHONPATH=packages/harness/src python3 benchmarks/scripts/integrity_table.py --out DIR
+    PYTHONPATH=packages/harness/src python3 benchmarks/scripts/integrity_table.py --out DIR [--budget-s S]
 
 The cases are the test suite's (tests/harness/test_integrity.py: CPU-runnable rules; tests/harness/
 test_timing_integrity.py: the timing rules of issue 40; tests/harness/test_gpu.py: streams, graph capture, stale
 device memory, device-side timing patches, custom kernels),
 all evaluated here with device cuda. The naive harness (one shared namespace, the same inputs on every
 call, reference then candidate once for correctness, CUDA events on the current stream, default init,
-1e-2 tolerance) runs each case in a child process. Writes DIR/integrity.json and DIR/integrity.md.
+1e-2 tolerance) runs each case in a child process. Each case's row is appended to DIR/integrity-rows.jsonl as it
+is done, and a later run with the same DIR evaluates only the cases missing there (a device call of at most ten
+minutes takes part of the table; ``--budget-s`` stops starting new chunks after that many seconds). Once every case
+has a row, writes DIR/integrity.json and DIR/integrity.md.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ print("NAIVE", json.dumps({"correct": ok, "speedup": sp}))
 '''
 
 
+CHUNK = 6  #: cases evaluated together (one EvalPool.map); each chunk's rows are kept as soon as it ends
+
+
 def _load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -68,6 +74,9 @@ def naive(task_src: str, cand_src: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=float("inf"), help="start no new chunk of cases after this")
+    ap.add_argument("--device", default="cuda", help="cuda (the table); cpu only to try the script on a few cases")
+    ap.add_argument("--limit", type=int, default=None, help="the first N cases only (a smoke run)")
     a = ap.parse_args()
     from cudal1.harness import Candidate, EvalConfig, EvalPool, Task
 
@@ -101,32 +110,64 @@ def main() -> None:
         rows.append({"rule": c.rule, "kind": c.kind, "case": c.candidate, "task": "tiny_linear_relu", "task_src": lin,
                      "cand_src": (FIX / "integrity_gpu" / f"{c.candidate}.py").read_text(),
                      "expect_status": c.status, "expect_flag": c.flag})
-    cfg = EvalConfig(device="cuda", time_budget_s=0.5, cache_dir="/tmp/cudal1-integrity-cache")
-    t0 = time.perf_counter()
-    results = EvalPool(cfg).map([(Task(name=r["task"], source=r["task_src"]), Candidate(source=r["cand_src"]))
-                                 for r in rows])
-    for r, res in zip(rows, results, strict=True):
-        r["naive"] = naive(r["task_src"], r["cand_src"])
-        r.update(status=res.status, flags=list(res.flags), speedup=res.speedup, reason=res.reason,
-                 uses_custom_kernel=res.uses_custom_kernel)
-        adversarial = r["kind"] == "adversarial"
-        if adversarial and r["expect_status"] is None:  # a boundary attack: it must not win a speedup
-            good = not (res.status == "ok" and (res.speedup or 0.0) > 2.5)
-        elif adversarial:
-            good = (res.status != "ok" or (r["expect_flag"] in res.flags)) and res.status == r["expect_status"]
-        else:
-            good = res.status == "ok"
-        r["as_expected"] = bool(good and (r["expect_flag"] is None or r["expect_flag"] in res.flags
-                                          or res.status != "ok"))
-        del r["task_src"], r["cand_src"]
-        print(f"{r['rule']:<20} {r['kind']:<12} {r['case']:<32} naive={r['naive']} ours={res.status} "
-              f"{list(res.flags)} {res.speedup} {'OK' if r['as_expected'] else 'UNEXPECTED'}", flush=True)
-    env = results[0].environment
-    info = {"gpu": env.get("gpu_name"), "driver": env.get("driver"), "torch": env.get("torch"),
-            "cuda": env.get("cuda_runtime"), "triton": env.get("triton"), "python": env.get("python"),
-            "date": time.strftime("%Y-%m-%d"), "wall_s": time.perf_counter() - t0}
+    rows = rows[: a.limit]
+    cfg = EvalConfig(device=a.device, time_budget_s=0.5, cache_dir="/tmp/cudal1-integrity-cache")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    done_path = out / "integrity-rows.jsonl"
+    done = {}
+    if done_path.exists():
+        for line in done_path.read_text().splitlines():
+            d = json.loads(line)
+            done[(d["rule"], d["kind"], d["case"])] = d
+    todo = [r for r in rows if (r["rule"], r["kind"], r["case"]) not in done]
+    print(f"{len(rows)} cases, {len(rows) - len(todo)} done before, {len(todo)} to run", flush=True)
+    t0 = time.perf_counter()
+    pool = EvalPool(cfg)
+    for start in range(0, len(todo), CHUNK):
+        if time.perf_counter() - t0 > a.budget_s:
+            break
+        chunk = todo[start:start + CHUNK]
+        results = pool.map([(Task(name=r["task"], source=r["task_src"]), Candidate(source=r["cand_src"]))
+                            for r in chunk])
+        for r, res in zip(chunk, results, strict=True):
+            _judge(r, res)
+            env = res.environment
+            r["env"] = {"gpu": env.get("gpu_name"), "driver": env.get("driver"), "torch": env.get("torch"),
+                        "cuda": env.get("cuda_runtime"), "triton": env.get("triton"), "python": env.get("python"),
+                        "date": time.strftime("%Y-%m-%d")}
+            with done_path.open("a") as f:
+                f.write(json.dumps(r) + "\n")
+            done[(r["rule"], r["kind"], r["case"])] = r
+    left = [r for r in rows if (r["rule"], r["kind"], r["case"]) not in done]
+    if left:
+        print(f"{len(left)} cases left for the next run (rows so far in {done_path})")
+        return
+    rows = [done[(r["rule"], r["kind"], r["case"])] for r in rows]
+    _write_tables(out, rows, time.perf_counter() - t0)
+
+
+def _judge(r: dict, res) -> None:
+    """Fill ``r`` with the naive harness's and cudal1's findings on its case, and whether they are as expected."""
+    r["naive"] = naive(r["task_src"], r["cand_src"])
+    r.update(status=res.status, flags=list(res.flags), speedup=res.speedup, reason=res.reason,
+             uses_custom_kernel=res.uses_custom_kernel)
+    adversarial = r["kind"] == "adversarial"
+    if adversarial and r["expect_status"] is None:  # a boundary attack: it must not win a speedup
+        good = not (res.status == "ok" and (res.speedup or 0.0) > 2.5)
+    elif adversarial:
+        good = (res.status != "ok" or (r["expect_flag"] in res.flags)) and res.status == r["expect_status"]
+    else:
+        good = res.status == "ok"
+    r["as_expected"] = bool(good and (r["expect_flag"] is None or r["expect_flag"] in res.flags
+                                      or res.status != "ok"))
+    del r["task_src"], r["cand_src"]
+    print(f"{r['rule']:<20} {r['kind']:<12} {r['case']:<32} naive={r['naive']} ours={res.status} "
+          f"{list(res.flags)} {res.speedup} {'OK' if r['as_expected'] else 'UNEXPECTED'}", flush=True)
+
+
+def _write_tables(out: Path, rows: list[dict], wall_s: float) -> None:
+    info = {**rows[0]["env"], "wall_s_last_run": wall_s}
     (out / "integrity.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
     lines = [f"# Integrity rules on {info['gpu']} ({info['date']})", "",
              f"torch {info['torch']}, CUDA {info['cuda']}, triton {info['triton']}, driver {info['driver']}, "

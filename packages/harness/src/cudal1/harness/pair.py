@@ -69,7 +69,17 @@ MAX_CALLS = {"cuda": 32, "cpu": 32}
 CPU_BATCH_BYTES = 256 << 20  #: CPU: the inputs and outputs of one batch of one worker, at most (when more than one call)
 COMMIT_MAX_BYTES = 64 << 20  #: a committed batch's outputs, at most (see ReferenceSide.commit)
 MEMORY_SHARE = 0.35  #: of a worker's free GPU memory its batch's inputs and outputs may take
+#: of the GPU's memory, what two workers may hold together (model, a batch's inputs and outputs, one call's peak)
+#: before the task is *tight* (ReferenceSide.tight); a batch is made small enough to stay under it where one call can
+TIGHT_SHARE = 0.6
 ALONE_ROUNDS = 5  #: reference batches timed alone, before a candidate of the task is loaded
+#: a candidate measured this much slower than the reference (speedup below it) is not measured again for a steadier
+#: figure: a candidate 600 times slower than a 0.03 ms CPU reference took 0.64 s a batch and ran its pair past a
+#: 20 s limit on two loaded cores; every check of the attempt still applies, and no figure that low is paid
+SLOW_ENOUGH = 0.1
+#: with ``CUDAL1_TIMING_DEBUG=1`` the workers time the steps of each batch and digest on their own clocks (kept in
+#: debug records as ``per_call.steps_ms``; nothing is decided on them: a candidate could report anything there)
+STEPS_DEBUG = os.environ.get("CUDAL1_TIMING_DEBUG") == "1"
 
 
 def fresh_seed() -> int:
@@ -109,13 +119,17 @@ class ReferenceSide:
 
     @property
     def tight(self) -> bool:
-        """Whether two workers holding this task's model, a batch and one call's peak would not fit in 60% of
-        the GPU together: then every worker frees its outputs and cached memory after each step."""
-        total = float(self.setup.environment.get("gpu_memory_gib") or 0) * (1 << 30)
+        """Whether two workers holding this task's model, a batch and one call's peak would not fit in
+        :data:`TIGHT_SHARE` of the GPU together: then every worker frees its outputs and cached memory after each
+        step. :func:`_calls_per_batch` keeps a task out of it unless one call per batch is already too much: on an
+        H200 a memory-bound kernel ran 6-20% slower on memory the allocator had returned to the driver and taken
+        back (``torch.cuda.empty_cache()`` between batches: ``mean_dim`` 1.16 against 1.03 ms a call, ``tanh`` 1.24
+        against 1.03), which put honest self-pairs of tight tasks at 1.08-1.11x (issue 40,
+        benchmarks/results/2026-12-04-harness-timing-h200.md)."""
+        total = _gpu_bytes(self.setup)
         if self.device != "cuda" or total <= 0:
             return False
-        one = (self.setup.peak_bytes or 0) + self.setup.model_bytes + self.n * (self.setup.set_bytes + self.setup.out_bytes)
-        return 2 * one > 0.6 * total
+        return 2 * _worker_bytes(self.setup, self.n) > TIGHT_SHARE * total
 
     @classmethod
     def start(cls, worker: WorkerProcess, task: Task, cfg: EvalConfig, device: str,
@@ -145,11 +159,13 @@ class ReferenceSide:
                 if b.is_error:
                     return Failure("runtime_error", b.reason, b.flag or "baseline_failed")
                 alone.append(statistics.fmean(b.ms))  # a batch's mean call, as each paired round counts it
-            worker.request("release", {}, cfg.run_timeout_s)
+            side = cls(worker, task, rep, n, alone[1:], dev)  # the first batch warms up
+            if side.tight:  # else the cached memory stays: both workers fit, and memory given back runs slower
+                worker.request("release", {}, cfg.run_timeout_s)
         except WorkerGone as e:
             return Failure("task_error", f"the task's reference process {e.ended} while timing it alone: {e.detail}",
                            "task_error")
-        return cls(worker, task, rep, n, alone[1:], dev)  # the first batch warms up
+        return side
 
     def record(self) -> dict[str, Any]:
         """What the set-up measured, for the store (:meth:`cudal1.harness.store.ResultStore.add_reference`)."""
@@ -165,14 +181,29 @@ class ReferenceSide:
 def _calls_per_batch(setup: WorkerReport, cfg: EvalConfig, dev: str) -> int:
     """Calls per timed batch (each on its own input set): enough to fill :data:`BATCH_TARGET_MS`, at most
     :data:`MAX_CALLS`, ``cfg.input_sets`` and as many as :data:`MEMORY_SHARE` of the free GPU memory holds (inputs +
-    outputs; on CPU, :data:`CPU_BATCH_BYTES`)."""
+    outputs; on CPU, :data:`CPU_BATCH_BYTES`), and on a GPU few enough that the task is not tight
+    (:attr:`ReferenceSide.tight`) where one call a batch is not."""
     n = max(1, min(cfg.input_sets, MAX_CALLS[dev], round(BATCH_TARGET_MS[dev] / max(setup.call_ms, 1e-3))))
     slot = max(setup.set_bytes + setup.out_bytes, 1)
     if dev == "cuda" and setup.free_bytes:
         n = max(1, min(n, int(MEMORY_SHARE * setup.free_bytes // slot)))
+    if dev == "cuda" and _gpu_bytes(setup) > 0:
+        room = TIGHT_SHARE * _gpu_bytes(setup) / 2 - _worker_bytes(setup, 0)
+        n = max(1, min(n, int(room // slot)))
     elif dev == "cpu":
         n = max(1, min(n, CPU_BATCH_BYTES // slot))
     return n
+
+
+def _gpu_bytes(setup: WorkerReport) -> float:
+    """The GPU's memory (bytes) as the worker's set-up saw it; 0 when unknown (CPU)."""
+    return float(setup.environment.get("gpu_memory_gib") or 0) * (1 << 30)
+
+
+def _worker_bytes(setup: WorkerReport, n: int) -> int:
+    """What one worker holds on the GPU with ``n`` calls a batch: its model, one call's peak and the batch's inputs
+    and outputs (bytes)."""
+    return (setup.peak_bytes or 0) + setup.model_bytes + n * (setup.set_bytes + setup.out_bytes)
 
 
 class _Run:
@@ -391,9 +422,10 @@ def _timing(run: _Run) -> bool:
         run.before_timing()
     if not run.ask_ref("monitor", {"action": "start"}):
         return False
-    rounds = _warm_up(run, rng)
-    if rounds is None:
+    warm = _warm_up(run, rng)
+    if warm is None:
         return False
+    rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
     attempts: list[dict[str, Any]] = []
     measured: list[Attempt] = []
     for attempt in range(cfg.attempts):
@@ -426,6 +458,8 @@ def _timing(run: _Run) -> bool:
             break  # far beyond noise more than once: measuring again would only take longer (the pair is rejected)
         if measured[-1].passes and summary.stable and measured[-1].resolved:
             break
+        if measured[-1].passes and summary.speedup_raw < SLOW_ENOUGH:
+            break
         rounds = min(rounds * 2, cfg.max_rounds * 4)
     chosen = choose_attempt(measured)
     obs.timing["attempt_chosen"] = chosen
@@ -446,7 +480,8 @@ def _timing(run: _Run) -> bool:
                                                               "cand_spread")}
     if os.environ.get("CUDAL1_TIMING_DEBUG") == "1":
         obs.timing["per_call"] = {"ref_ms": times.ref, "cand_ms": times.cand, "ref_event_ms": events.ref,
-                                  "cand_event_ms": events.cand, "placement": times.placement}
+                                  "cand_event_ms": events.cand, "placement": times.placement,
+                                  "steps_ms": times.steps}
         # every attempt's batches as the parent's clock saw them (ms per batch of n calls), for the clock check
         obs.timing["per_round_clock"] = {"columns": ["ref_parent", "ref_reported", "cand_parent", "cand_reported"],
                                          "attempts": [[[r.parent_ms, r.reported_ms, c.parent_ms, c.reported_ms]
@@ -509,10 +544,11 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
         if run.before_timing is not None:
             run.before_timing()
         rng = random.Random(fresh_seed())
-        rounds = _warm_up(trun, rng)
-        if rounds is None:
+        warm = _warm_up(trun, rng)
+        if warm is None:
             info["error"] = _twin_error(twin_obs)
             return
+        rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
         times = PairedTimes()
         for _ in range(rounds):
             if _round(trun, ref.n, rng, check=False, times=times) is None:
@@ -551,17 +587,16 @@ def _twin_error(twin_obs: Observations) -> str:
     return f.reason if f is not None else "the twin ended"
 
 
-def _warm_up(run: _Run, rng: random.Random) -> int | None:
+def _warm_up(run: _Run, rng: random.Random) -> tuple[clockcheck.BatchClock, clockcheck.BatchClock] | None:
     """Untimed paired rounds (builds, autotuning, caches), at least two so that a first call's compilation does
-    not size the rounds; returns the rounds the last of them sizes (:func:`_rounds_for`), or None when the pair
-    ended."""
+    not size the rounds; returns the last one's clocks (reference, candidate), or None when the pair ended."""
     warm = None
     for _ in range(max(2, -(-run.cfg.warmup // run.ref.n))):
         warm = _round(run, run.ref.n, rng, check=False)
         if warm is None:
             return None
     assert warm is not None
-    return _rounds_for(warm[0].parent_ms + warm[1].parent_ms, run.cfg)
+    return warm
 
 
 def _rounds_for(per_round_ms: float, cfg: EvalConfig) -> int:
@@ -597,7 +632,7 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
             if run.ref.tight and ask("rewarm", {}) is None:
                 return None
             t0 = time.monotonic()
-            b = ask("batch", {"seeds": seeds, "commit": commit}, calls=n)
+            b = ask("batch", {"seeds": seeds, "commit": commit, "steps": STEPS_DEBUG}, calls=n)
             if b is None:
                 return None
             if commit:  # the window closes once every process of the worker is seen stopped: nothing it runs after
@@ -614,7 +649,7 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
                 if d is None:
                     return None
             else:
-                d = ask("digest", {"seed": dseed}, calls=n)
+                d = ask("digest", {"seed": dseed, "steps": STEPS_DEBUG}, calls=n)
                 if d is None:
                     return None
                 ms = (time.monotonic() - t0) * 1000.0
@@ -655,6 +690,9 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
         times.cand.extend(cb.ms)
         if rb.placement is not None and cb.placement is not None:
             times.placement.append({"ref": rb.placement, "cand": cb.placement})
+        if rb.steps_ms is not None and cb.steps_ms is not None:  # each worker's own clock over its batch's steps
+            times.steps.append({"ref": {**rb.steps_ms, **(rd.steps_ms or {})},
+                                "cand": {**cb.steps_ms, **(cd.steps_ms or {})}})
         if rb.event_ms is not None and cb.event_ms is not None and events is not None:
             events.ref.extend(rb.event_ms)
             events.cand.extend(cb.event_ms)

@@ -18,9 +18,9 @@ configure   configured [reference] free_bytes
 load        loaded     [candidate] build, unmapped, free_bytes, hints
 build       built      [candidate] status, reason, seconds
 trial       trial      outputs (leaves per call), hints
-batch       batch      ms (one per call), event_ms, placement (CUDA: input/output offsets), hints; with
-                       ``commit``: outputs (leaves per call, every value in the outbox, no digests)
-digest      digest     outputs (leaves with digests, per call)
+batch       batch      ms (one per call), event_ms, placement (CUDA: input/output offsets), steps_ms, hints;
+                       with ``commit``: outputs (leaves per call, every value in the outbox, no digests)
+digest      digest     outputs (leaves with digests, per call), steps_ms
 outputs     outputs    outputs (leaves with samples, per chosen call)
 release     released   free_bytes
 rewarm      rewarmed   (the bytes taken back into the allocator's cache: a figure for the log only)
@@ -74,6 +74,9 @@ class WorkerReport:
     #: batch replies on CUDA: where each call's inputs and output landed (address modulo 2 MiB; diagnostics only,
     #: nothing is decided on it)
     placement: dict[str, tuple[int, ...]] | None = None
+    #: batch and digest replies with ``CUDAL1_TIMING_DEBUG=1``: the worker's own clock over the steps of the command
+    #: (ms: ``draw``, ``calls``, ``reply`` of a batch; ``digest``), where the protocol's time goes (diagnostics only)
+    steps_ms: dict[str, float] | None = None
     # setup / configure / load / release
     task_check: dict[str, Any] = field(default_factory=dict)
     stateful: bool = False
@@ -132,6 +135,19 @@ def _times(ms: Any, calls: int | None) -> tuple[float, ...]:
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in ms):
         raise ProtocolError(f"batch times are not {calls} non-negative numbers")
     return tuple(float(v) for v in ms)
+
+
+STEPS = ("draw", "calls", "reply", "digest")  #: the steps a worker may time (WorkerReport.steps_ms)
+
+
+def _steps(x: Any) -> dict[str, float] | None:
+    if x is None:
+        return None
+    if not isinstance(x, dict) or not set(x) <= set(STEPS) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+            for v in x.values()):
+        raise ProtocolError(f"a reply's steps_ms is not non-negative numbers for some of {STEPS}")
+    return {k: float(v) for k, v in x.items()}
 
 
 def _placement(x: Any, calls: int | None) -> dict[str, tuple[int, ...]] | None:
@@ -197,12 +213,13 @@ def parse_reply(msg: Any, op: str, cmd_id: str, *, calls: int | None = None) -> 
         raise ProtocolError(f"a {kind!r} reply to a {op!r} command")
     hints = _hints(msg.get("hints"))
     if kind in ("trial", "digest", "outputs"):
-        return WorkerReport(kind, cmd_id, hints, outputs=_outputs(msg.get("outputs"), calls))
+        return WorkerReport(kind, cmd_id, hints, outputs=_outputs(msg.get("outputs"), calls),
+                            steps_ms=_steps(msg.get("steps_ms")) if kind == "digest" else None)
     if kind == "batch":
         ms, ev = _times(msg.get("ms"), calls), msg.get("event_ms")
         outs = msg.get("outputs")  # a committed batch: leaf records, the values in the outbox (pair.py)
         return WorkerReport(kind, cmd_id, hints, ms=ms, event_ms=None if ev is None else _times(ev, calls),
-                            placement=_placement(msg.get("placement"), calls),
+                            placement=_placement(msg.get("placement"), calls), steps_ms=_steps(msg.get("steps_ms")),
                             outputs=() if outs is None else _outputs(outs, calls))
     if kind == "setup":
         tc = _dict(msg.get("task_check"), "task_check")

@@ -47,6 +47,13 @@ from .task_checks import check_task
 from .timing import Timer
 
 
+def _synced(device: torch.device) -> float:
+    """``time.perf_counter()`` after the device has finished its queued work (CUDA), for step timings."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
 class Failure(Exception):
     """Ends a command with an ``error`` reply: the status the parent should record, a reason, a flag."""
 
@@ -414,6 +421,7 @@ class Session:
         (:func:`~cudal1.harness.leaves.commit_outputs`)."""
         seeds = [int(s) for s in cmd["seeds"]]
         self.kept = []
+        t0 = time.perf_counter()
         with torch.no_grad():
             if self.graph_sets is not None:  # captured graphs read fixed buffers: new values go into them
                 if len(seeds) != len(self.graph_sets):
@@ -428,6 +436,8 @@ class Session:
                 self.sets = []  # free the last batch's inputs before drawing new ones
                 self.sets = [make_inputs(self.inp_mod, s, self.device) for s in seeds]
             self.cache.rewarm(self.device)  # untimed: what the last release returned to the driver
+            steps = bool(cmd.get("steps"))
+            t1 = _synced(self.device) if steps else 0.0
             assert self.timer is not None
             ms: list[float] = []
             ev: list[float] = []
@@ -449,6 +459,7 @@ class Session:
                 self.kept.append(out)
         # the in-process checks run in their own command (check), outside the parent's clock: the reference's
         # process does not run them, and the clock check compares the two processes' overheads
+        t2 = time.perf_counter()
         placement = None
         if self.device.type == "cuda":
             placement = {"inputs": placement_offsets(self.sets), "outputs": placement_offsets(self.kept)}
@@ -456,6 +467,9 @@ class Session:
         if cmd.get("commit"):  # every value to the outbox, on the parent's clock; the parent digests them (pair.py)
             with torch.no_grad(), self._reading_outputs():
                 reply["outputs"] = commit_outputs(self.kept, self.outbox, "committed")
+        if steps:  # diagnostics (the parent asks with CUDAL1_TIMING_DEBUG=1): where the batch's protocol time goes
+            reply["steps_ms"] = {"draw": 1e3 * (t1 - t0), "calls": 1e3 * (t2 - t1),
+                                 "reply": 1e3 * (_synced(self.device) - t2)}
         return reply
 
     def check(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -467,10 +481,14 @@ class Session:
     def digest(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Digests of every output of the last batch (the parent's clock runs until this reply)."""
         seed = int(cmd["seed"])
+        t0 = time.perf_counter()
         with torch.no_grad():
             digests = self._describe_batch(self.kept, seed)
+        reply: dict[str, Any] = {"type": "digest", "outputs": digests}
+        if cmd.get("steps"):
+            reply["steps_ms"] = {"digest": 1e3 * (_synced(self.device) - t0)}
         self._free_if(cmd)
-        return {"type": "digest", "outputs": digests}
+        return reply
 
     def outputs(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Samples (all values of small leaves) of the chosen outputs of the last batch, written to the outbox."""

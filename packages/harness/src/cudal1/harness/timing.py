@@ -47,6 +47,8 @@ class PairedTimes:
     ref: list[float] = field(default_factory=list)
     cand: list[float] = field(default_factory=list)
     placement: list[dict[str, Any]] = field(default_factory=list)
+    #: per round, debug runs only: each worker's own step times of its batch and digest (WorkerReport.steps_ms)
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
