@@ -106,15 +106,14 @@ def parse_baseline_sets(specs: list[str], sets: list[tuple[str, str]], baselines
 
 def set_pairs(solutions: str, tasks: list[Any]) -> list[tuple[Any, Any]]:
     """(task, candidate) pairs of one set: ``reference`` or a folder / installed set (cudal1-eval's rules)."""
-    from cudal1.harness.cli import UsageError as EvalUsageError
-    from cudal1.harness.cli import load_solutions
+    from cudal1.harness.solutions import SolutionSetError, load_solutions
     from cudal1.harness.suite import reference_candidate
 
     if solutions == "reference":
         return [(t, reference_candidate(t)) for t in tasks]
     try:
         pairs, unknown = load_solutions(solutions, tasks)
-    except EvalUsageError as e:
+    except SolutionSetError as e:
         raise UsageError(str(e)) from e
     for name in unknown:
         print(f"evaluate: {solutions}/{name} matches no task of the suite; ignored", file=sys.stderr)

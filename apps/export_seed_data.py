@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     from cudal1.harness import load_suite
-    from cudal1.harness.cli import UsageError, load_solutions
+    from cudal1.harness.solutions import load_solutions
     from cudal1.policy.pipeline import drop_held_out
     from cudal1.policy.recipe import RecipeError, load_recipe
     from cudal1.policy.seed_data import measured_examples, write_jsonl
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs, _unknown = load_solutions(a.solution_set, tasks)
         recipe = load_recipe(a.recipe, [], configs_dir=CONFIGS)
         _train, held = train_and_held_out(recipe.tasks, recipe.evaluation.names)
-    except (OSError, KeyError, ValueError, UsageError, RecipeError, TaskSelectionError) as e:
+    except (OSError, KeyError, ValueError, RecipeError, TaskSelectionError) as e:  # SolutionSetError is a ValueError
         print(f"export_seed_data: {e}", file=sys.stderr)
         return 2
     examples = drop_held_out(measured_examples(tasks, pairs, results, suite=a.solution_set), held)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from cudal1.harness import load_suite
-from cudal1.harness.cli import load_solutions, main, uncovered_note
+from cudal1.harness.cli import main
+from cudal1.harness.solutions import load_solutions, uncovered_note
 
 FIX = Path(__file__).parent / "fixtures"
 FAST = ["--device", "cpu", "--trials", "5", "--timeout", "60", "--quiet"]

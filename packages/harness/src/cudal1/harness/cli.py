@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from .config import BASELINES, EvalConfig
+from .solutions import SolutionSetError, load_solutions, uncovered_note
 from .store import ResultStore, StoreError
 from .suite import SuiteError, load_suite_report, reference_candidate
 from .summary import format_summary, summarize
-from .types import Candidate, EvalResult, Task
+from .types import EvalResult, Task
 
 
 class UsageError(Exception):
@@ -64,70 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse to run where candidates cannot be put in an OS sandbox (bubblewrap namespaces)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
-
-
-SOLUTION_SETS = "cudal1.solutions"  # entry-point group: name -> callable returning a folder of <task>.py
-
-
-def solution_sets() -> dict[str, object]:
-    """Installed solution sets by name (entry points of group ``cudal1.solutions``, e.g. ``kernelzoo``)."""
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=SOLUTION_SETS)}
-
-
-def resolve_solutions(spec: str) -> tuple[Path, str]:
-    """(folder, origin label) for ``--solutions``: an existing folder, else an installed set's name."""
-    d = Path(spec).expanduser()
-    if d.is_dir():
-        return d, f"solutions:{d}"
-    sets = solution_sets()
-    if spec in sets:
-        folder = Path(sets[spec].load()())  # type: ignore[attr-defined]
-        if not folder.is_dir():
-            raise UsageError(f"solution set {spec} points at {folder}, which is not a folder; reinstall its package")
-        return folder, f"solutions:{spec}"
-    known = f"installed sets: {', '.join(sorted(sets))}" if sets else "no solution set is installed"
-    raise UsageError(f"--solutions {spec}: the folder {d} does not exist and no installed solution set has that "
-                     f"name ({known})")
-
-
-def load_solutions(folder: str, tasks: list[Task]) -> tuple[list[tuple[Task, Candidate]], list[str]]:
-    """Pairs for tasks that have ``<name>.py`` in ``folder`` (or in the installed solution set of that
-    name); plus names of files matching no task."""
-    d, origin = resolve_solutions(folder)
-    by_name = {t.name: t for t in tasks}
-    pairs, unknown = [], []
-    for f in sorted(d.glob("*.py")):
-        task = by_name.get(f.stem)
-        if task is None:
-            unknown.append(f.name)
-            continue
-        try:
-            src = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            src = f"raise ImportError({('cannot read solution file: ' + str(e))!r})\n"
-        pairs.append((task, Candidate(source=src, task=task.name, origin=origin)))
-    return pairs, unknown
-
-
-def uncovered_note(spec: str, tasks: list[Task], pairs: list[tuple[Task, Candidate]]) -> str | None:
-    """One line naming how many of the suite's tasks the solutions have no file for (None when every task has
-    one). A solution set may say why in an ``unsolved.json`` beside its files (``{"tasks": {name: {"reason": ...,
-    "why": ...}}}``, e.g. the zoo's ``kernelbench-v0``); the line then counts the tasks it explains."""
-    covered = {t.name for t, _ in pairs}
-    missing = [t.name for t in tasks if t.name not in covered]
-    if not missing:
-        return None
-    line = f"{len(missing)} of the suite's {len(tasks)} tasks have no file in {spec} and are not evaluated"
-    f = resolve_solutions(spec)[0] / "unsolved.json"
-    if f.is_file():
-        try:
-            explained = json.loads(f.read_text(encoding="utf-8"))["tasks"]
-            line += f"; {f} says why for {sum(n in explained for n in missing)} of them"
-        except (OSError, ValueError, KeyError, TypeError):
-            line += f"; {f} is not readable JSON with a 'tasks' object"
-    return line
 
 
 class Progress:
@@ -176,7 +113,10 @@ def _run(argv: list[str] | None) -> int:
         code = _check_suite(args, load.tasks)
         return 3 if load.problems else code
     if args.solutions:
-        pairs, unknown = load_solutions(args.solutions, load.tasks)
+        try:
+            pairs, unknown = load_solutions(args.solutions, load.tasks)
+        except SolutionSetError as e:
+            raise UsageError(str(e)) from e
         for name in unknown:
             print(f"cudal1-eval: {name} matches no task of suite {args.suite}; ignored", file=sys.stderr)
         if not pairs:

@@ -1,21 +1,43 @@
 """One timing lane of the pool: a device, candidate workers started ahead, and the clean reference of the task
-it is evaluating (see :mod:`cudal1.harness.pool`)."""
+it is evaluating (see :mod:`cudal1.harness.pool`). A lane is made from a :class:`LaneSpec` (what the pool decided
+for every lane) and knows nothing of the pool: data flows pool -> lane -> pair -> verdict."""
 
 from __future__ import annotations
 
 import collections
 import dataclasses
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
+from .config import EvalConfig
 from .pair import ReferenceSide
 from .process import WorkerGone, WorkerProcess
+from .sandbox import Limits
 from .template import WorkerTemplate
 from .types import Task
 from .verdict import Failure
 
-if TYPE_CHECKING:
-    from .pool import EvalPool
+
+@dataclasses.dataclass(frozen=True)
+class LaneSpec:
+    """What every lane of a pool shares.
+
+    Attributes:
+        config: the pool's evaluation settings.
+        sandboxed: whether candidate workers run in the OS sandbox.
+        limits: resource limits of every worker (a lane pins its own CPUs on top).
+        reference_env: environment added to reference workers (their own kernel caches).
+        hidden: the paths hidden from candidate workers now (the pool hides a result store once it is used).
+        on_reference: called with each reference a lane sets up (the pool stores its figures).
+    """
+
+    config: EvalConfig
+    sandboxed: bool
+    limits: Limits
+    reference_env: Mapping[str, str]
+    hidden: Callable[[], Sequence[Path]]
+    on_reference: Callable[[ReferenceSide], None]
 
 
 def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
@@ -44,25 +66,32 @@ def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
 class Lane:
     """One timing lane: a device, spare candidate workers started ahead, and the reference of its task."""
 
-    def __init__(self, pool: EvalPool, device: str, env: dict[str, str], spares: int,
+    def __init__(self, spec: LaneSpec, device: str, env: dict[str, str], spares: int,
                  cpus: tuple[int, ...] | None = None, fork: bool = False) -> None:
-        self.pool, self.device, self.env = pool, device, env
+        self.spec, self.device, self.env = spec, device, env
         self.fork = fork  # candidate workers forked from a warm template (cudal1.harness.template), not started
         self.spares = 0 if fork else max(0, spares)
         self.template: WorkerTemplate | None = None
         self._template_hidden: list = []
         self.gpu = device.startswith("cuda")
-        self.limits = dataclasses.replace(pool.limits, cpus=cpus) if cpus else pool.limits
+        self.limits = dataclasses.replace(spec.limits, cpus=cpus) if cpus else spec.limits
         self._spares: collections.deque[WorkerProcess] = collections.deque()
         self._ref_spare: WorkerProcess | None = None
         self.ref: ReferenceSide | None = None
         self.ref_failure: tuple[str, Failure] | None = None
         self.previous: WorkerProcess | None = None
 
-    def new_candidate_worker(self) -> WorkerProcess:
-        p = self.pool
-        return WorkerProcess("candidate", self.env, sandboxed=p.sandboxed, gpu=self.gpu, writable=[],
-                             hidden=p.hidden, limits=self.limits)
+    def new_candidate_worker(self, extensions_dir: Path | None = None) -> WorkerProcess:
+        """A candidate worker started now; with ``extensions_dir`` (a candidate that builds extensions), that
+        folder is its ``TORCH_EXTENSIONS_DIR``, bound writable into its sandbox."""
+        env = self.env if extensions_dir is None else {**self.env, "TORCH_EXTENSIONS_DIR": str(extensions_dir)}
+        return WorkerProcess("candidate", env, sandboxed=self.spec.sandboxed, gpu=self.gpu,
+                             writable=[] if extensions_dir is None else [extensions_dir],
+                             hidden=list(self.spec.hidden()), limits=self.limits)
+
+    def new_reference_worker(self) -> WorkerProcess:
+        """A clean reference worker (never sandboxed: it runs only the task's own code)."""
+        return WorkerProcess("reference", {**self.env, **self.spec.reference_env}, gpu=self.gpu, limits=self.limits)
 
     def take_candidate_worker(self) -> WorkerProcess:
         """The next candidate's worker: forked from the lane's template, or a spare started ahead, or a new one."""
@@ -81,12 +110,12 @@ class Lane:
 
     def _template(self) -> WorkerTemplate:
         """The lane's template, started (again) when there is none, it died, or the pool hides more paths now."""
-        p = self.pool
-        if self.template is not None and (not self.template.alive or self._template_hidden != p.hidden):
+        hidden = list(self.spec.hidden())
+        if self.template is not None and (not self.template.alive or self._template_hidden != hidden):
             self.close_template()
         if self.template is None:
-            self._template_hidden = list(p.hidden)
-            self.template = WorkerTemplate(self.env, sandboxed=p.sandboxed, gpu=self.gpu, hidden=list(p.hidden),
+            self._template_hidden = hidden
+            self.template = WorkerTemplate(self.env, sandboxed=self.spec.sandboxed, gpu=self.gpu, hidden=hidden,
                                            limits=self.limits)
         return self.template
 
@@ -135,35 +164,42 @@ class Lane:
         if not self._spares:
             self._spares.append(self.new_candidate_worker())
 
+    def holds(self, task: Task) -> bool:
+        """Whether the lane's current reference is ``task``'s."""
+        return self.ref is not None and self.ref.task.hash == task.hash
+
     def reference_for(self, task: Task) -> ReferenceSide | Failure:
         """The set-up reference of ``task`` (the lane's current one, or a new one replacing it)."""
-        if self.ref is not None and self.ref.task.hash == task.hash and self.ref.worker.proc.poll() is None:
+        if self.holds(task) and self.ref is not None and self.ref.worker.proc.poll() is None:
             return self.ref
         if self.ref_failure is not None and self.ref_failure[0] == task.hash:
             return self.ref_failure[1]
         self.drop_reference()
-        w = self._ref_spare or WorkerProcess("reference", {**self.env, **self.pool.reference_env},
-                                             gpu=self.gpu, limits=self.limits)
+        w = self._ref_spare or self.new_reference_worker()
         self._ref_spare = None
-        side = ReferenceSide.start(w, task, self.pool.config, self.device, before_timing=self.wait_spares)
+        side = ReferenceSide.start(w, task, self.spec.config, self.device, before_timing=self.wait_spares)
         if isinstance(side, Failure):
             w.close()
             self.ref_failure = (task.hash, side)
             return side
         self.ref = side
-        self.pool.record_reference(side)
+        self.spec.on_reference(side)
         return side
 
     def prestart_reference(self) -> None:
         """Start the next task's reference worker ahead (while this task's pairs run)."""
         if self._ref_spare is None:
-            self._ref_spare = WorkerProcess("reference", {**self.env, **self.pool.reference_env}, gpu=self.gpu,
-                                            limits=self.limits)
+            self._ref_spare = self.new_reference_worker()
 
     def drop_reference(self) -> None:
         if self.ref is not None:
             self.ref.close()
             self.ref = None
+
+    def retire(self, worker: WorkerProcess) -> None:
+        """``worker`` (killed, its pair done) is waited for before the lane's next worker runs
+        (:meth:`settle_previous`)."""
+        self.previous = worker
 
     def settle_previous(self) -> None:
         """Wait until the last candidate worker is gone (its GPU context torn down) and remove its folder."""

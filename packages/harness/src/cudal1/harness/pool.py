@@ -30,7 +30,7 @@ from typing import Any
 from . import buildcache, sandbox
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
-from .lanes import Lane, lane_cpus
+from .lanes import Lane, LaneSpec, lane_cpus
 from .novelty import same_source
 from .pair import ReferenceSide, run_pair
 from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
@@ -120,6 +120,9 @@ class EvalPool:
         base_env: dict[str, str] = {}
         self.reference_env = {"TRITON_CACHE_DIR": str(self.cache_root / "reference" / "triton"),
                               "TORCHINDUCTOR_CACHE_DIR": str(self.cache_root / "reference" / "inductor")}
+        spec = LaneSpec(config=self.config, sandboxed=self.sandboxed, limits=self.limits,
+                        reference_env=dict(self.reference_env), hidden=lambda: tuple(self.hidden),
+                        on_reference=self.record_reference)
         if self.config.is_cuda:
             found = probe_cuda_devices()
             if not found:
@@ -135,14 +138,14 @@ class EvalPool:
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             physical = visible.split(",") if visible else None
             self.lanes = [
-                Lane(self, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
+                Lane(spec, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
                                      "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i),
                      fork=bool(fork_workers) and templates_supported())
                 for i, g in enumerate(use)
             ]
         else:
             fork = bool(fork_workers) and templates_supported()
-            self.lanes = [Lane(self, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork)
+            self.lanes = [Lane(spec, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork)
                           for _ in range(max(1, cpu_lanes))]
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
         self.build_workers = build_workers or max(1, min(8, os.cpu_count() or 1))
@@ -226,7 +229,7 @@ class EvalPool:
                 obs.log_tail = rec.get("log_tail", "")
                 obs.candidate_failure = Failure("compile_error", f"build failed (cached): {rec.get('reason', '')}")
                 return done()
-        if not (lane.ref is not None and lane.ref.task.hash == task.hash):
+        if not lane.holds(task):
             lane.settle_previous()  # the last candidate's GPU memory is free before a new reference sets up
             # this pair's candidate worker and the next ones start while the reference sets up (they are ready
             # before it is timed alone: no process makes a CUDA context while another is timed)
@@ -272,9 +275,7 @@ class EvalPool:
         if ext is None:
             worker = lane.take_candidate_worker()
         else:  # its build folder is bound into its sandbox: a worker of its own
-            worker = WorkerProcess("candidate", {**lane.env, "TORCH_EXTENSIONS_DIR": str(ext)},
-                                   sandboxed=self.sandboxed, gpu=lane.gpu, writable=[ext], hidden=self.hidden,
-                                   limits=lane.limits)
+            worker = lane.new_candidate_worker(ext)
         kcache = self.kernel_cache(candidate)
         seed_cache(kcache, worker.cache_dir)
         # the next pairs' processes start while this one runs (for the next call too when keeping warm)
@@ -287,7 +288,7 @@ class EvalPool:
             obs.log_tail = worker.log_tail()
             worker.kill(wait=False)
             keep_cache(worker.cache_dir, kcache)
-            lane.previous = worker
+            lane.retire(worker)
         if obs.reference_failure is not None:  # the reference cannot be trusted any more: set it up again
             lane.drop_reference()
         return done()
@@ -311,7 +312,7 @@ class EvalPool:
         out: list[dict[str, Any]] = []
         lane = self.lanes[0]
         for i, task in enumerate(tasks):
-            w = WorkerProcess("reference", {**lane.env, **self.reference_env}, gpu=lane.gpu, limits=self.limits)
+            w = lane.new_reference_worker()
             try:
                 rep = w.request("setup", {"task_source": task.source, "device": lane.device, "seed": self.config.seed,
                                           "cpu_threads": self.config.cpu_threads},

@@ -48,7 +48,7 @@ from typing import Any
 from cudal1.harness import Candidate, EvalConfig, EvalPool, EvalResult, ResultStore, Task
 
 from . import shared_pool
-from .evaluators import EvaluatorError, Pair, _Closable
+from .evaluator_protocol import EvaluatorError, Pair, _Closable
 
 _POLL_S = 5.0  # how long one long poll of an actor waits for results (s)
 _GPU_CHUNK = 4  # pairs handed to a GPU actor at once: its pool starts 3 workers ahead (EvalPool's spares)
