@@ -31,6 +31,9 @@ def test_default_recipe_loads_and_overrides_apply():
     (["grpo.rounds=two"], "must be a int"),
     (["policy.lora=maybe"], "true or false"),
     (["rounds"], "section.key=value"),
+    (["sft.seed_tasks=all"], "sft.seed_tasks"),
+    (["sft.seed_kinds=[essay]"], "sft.seed_kinds"),
+    (["sft.seed_tasks=split", "tasks.split=null"], "needs a tasks.split"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):
     with pytest.raises(RecipeError, match=match):
@@ -48,7 +51,7 @@ def test_every_shipped_recipe_is_valid():
 
 
 def test_grpo_vllm_settings_reach_trl_by_name_and_bad_ones_are_refused():
-    from cudal1.policy.grpo import vllm_settings
+    from cudal1.policy.trl_fields import vllm_settings
 
     r = load_recipe("coder7b-8gpu-server", ["grpo.vllm.server_host=10.0.0.5"], configs_dir=CONFIGS)
     assert vllm_settings(r.grpo.use_vllm, r.grpo.vllm) == {
@@ -117,3 +120,62 @@ def test_builtin_suite_has_the_default_tasks():
     r = load_recipe("default", configs_dir=CONFIGS)
     assert set(r.tasks.names) <= names and set(r.tasks.sizes) <= set(r.tasks.names) | set(r.evaluation.names)
     select_tasks(r.tasks.suite, r.tasks.names, r.tasks.sizes)  # every size constant exists
+
+
+def test_sft_leaves_out_examples_it_would_cut_and_says_so(tmp_path):
+    """Adversarial: an example longer than sft.max_length would be cut from its end (trl truncates), teaching an
+    answer that stops mid-code; it is left out and counted. Legitimate twin: an example that fits is trained on.
+    Every example too long is a configuration error that names the setting."""
+    from cudal1.policy.embedded import load_embedded_tokenizer, tiny_policy
+    from cudal1.policy.recipe import SFTSection
+    from cudal1.policy.seed_data import examples_for
+    from cudal1.policy.sft import run_sft, too_long
+
+    tok = load_embedded_tokenizer(cache_dir=tmp_path / "tok")
+    task = next(t for t in load_suite("builtin") if t.name == "relu")
+    short = examples_for(task, reference_as_modelnew(task.source), "seed:reference")  # one-shot ~480, contrastive ~890
+    long = [{**short[1], "completion": [{"role": "assistant",
+                                         "content": short[1]["completion"][0]["content"] + "# pad\n" * 300}]}]
+    assert too_long(tok, short + long, 1024) == [2]
+    cfg = SFTSection(epochs=1.0, max_steps=1, batch_size=1, grad_accum=1, learning_rate=1e-4, max_length=1024)
+    model = tiny_policy(tok, hidden_size=32, layers=1, heads=2, seed=0)
+    _, figures = run_sft(model, tok, short[:1] + long, cfg, tmp_path / "sft")
+    assert figures["examples"] == 1 and figures["too_long_left_out"] == 1
+    with pytest.raises(ValueError, match="sft.max_length"):
+        run_sft(model, tok, long, cfg, tmp_path / "sft2")
+
+
+def test_seed_examples_of_the_whole_train_split_never_hold_a_held_out_task():
+    """``sft.seed_tasks: split`` seeds every train task of the split (more examples of the response format); a
+    held-out task never appears, by name or in a prompt; ``seed_kinds`` keeps only the prompts asked for."""
+    from cudal1.policy.pipeline import training_examples
+    from cudal1.policy.splits import split
+    from cudal1.policy.tasks import train_and_held_out
+
+    r = load_recipe("default", ["sft.seed_tasks=split", "sft.seed_kinds=[contrastive]"], configs_dir=CONFIGS)
+    tasks, held = train_and_held_out(r.tasks, r.evaluation.names)
+    ex = training_examples(r, tasks, held)
+    names = {e["task"] for e in ex}
+    assert names == set(split(r.tasks.split).train) and {e["kind"] for e in ex} == {"contrastive"}
+    assert not names & set(split(r.tasks.split).held_out)
+    default = training_examples(load_recipe("default", configs_dir=CONFIGS), tasks, held)
+    assert {e["task"] for e in default} == {t.name for t in tasks}
+    assert len(ex) > 5 * sum(e["kind"] == "contrastive" for e in default)
+
+
+def test_grpo_trl_fields_pass_through_by_trls_own_names_and_bad_ones_are_refused_at_load():
+    """``grpo.trl`` reaches trl's GRPOConfig unchanged; a misspelt field, a vLLM field or one cudal1 sets itself is
+    refused when the recipe loads (before any model), naming what to write instead."""
+    from trl import GRPOConfig
+
+    from cudal1.policy.trl_fields import SET_BY_CUDAL1, trl_settings
+
+    r = load_recipe("default", ["grpo.trl={loss_type: grpo, num_iterations: 2}"], configs_dir=CONFIGS)
+    assert trl_settings(r.grpo.trl) == {"loss_type": "grpo", "num_iterations": 2}
+    assert GRPOConfig(output_dir="/tmp/x", use_cpu=True, **trl_settings(r.grpo.trl)).num_iterations == 2
+    for bad, match in (("{loss_typ: grpo}", r"no field \['loss_typ'\]"),
+                       ("{vllm_server_port: 8001}", "put them in grpo.vllm"),
+                       ("{temperature: 0.7}", "cudal1 sets \\['temperature'\\] itself")):
+        with pytest.raises(RecipeError, match=match):
+            load_recipe("default", [f"grpo.trl={bad}"], configs_dir=CONFIGS)
+    assert {"num_generations", "temperature", "gradient_checkpointing"} <= SET_BY_CUDAL1

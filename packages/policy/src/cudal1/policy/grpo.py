@@ -12,7 +12,6 @@ evaluation (the reward function's wall time) and optimisation (the rest of the s
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 import time
@@ -25,6 +24,7 @@ from .loading import is_peft
 from .recipe import Recipe
 from .rewarding import HarnessReward
 from .run_log import RunDir, peak_rss_gib
+from .trl_fields import trl_settings, vllm_settings
 
 __all__ = ["run_grpo"]
 
@@ -107,25 +107,6 @@ def _step_logger(run: RunDir, reward: HarnessReward, round_index: int) -> Any:
     return StepLog()
 
 
-def vllm_settings(use_vllm: bool, settings: dict[str, Any]) -> dict[str, Any]:
-    """GRPOConfig keyword arguments of a recipe's ``grpo.vllm`` mapping (names without the ``vllm_`` prefix).
-    Raises ValueError for a name trl does not know, or settings given while ``grpo.use_vllm`` is false."""
-    if not settings:
-        return {}
-    from trl import GRPOConfig
-
-    if not use_vllm:
-        raise ValueError(f"grpo.vllm is set ({sorted(settings)}) but grpo.use_vllm is false: set grpo.use_vllm=true "
-                         "or drop grpo.vllm")
-    known = {f.name.removeprefix("vllm_") for f in dataclasses.fields(GRPOConfig) if f.name.startswith("vllm_")}
-    known -= {"mode"}
-    unknown = sorted(set(settings) - known)
-    if unknown:
-        raise ValueError(f"grpo.vllm: trl's GRPOConfig has no vllm_ setting {unknown}; known: {sorted(known)} "
-                         "(grpo.vllm_mode is its own key)")
-    return {f"vllm_{k}": v for k, v in settings.items()}
-
-
 def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any, reward: HarnessReward, run: RunDir,
              *, peft_config: Any = None, start_round: int = 0) -> Any:
     """Train ``recipe.grpo.rounds`` rounds from ``start_round``; returns the trained model (saved to the run's
@@ -144,6 +125,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
     if micro < 1 or g.num_generations % micro:
         raise ValueError(f"grpo.micro_batch_size ({micro}) must divide grpo.num_generations ({g.num_generations})")
     vllm = vllm_settings(g.use_vllm, g.vllm)
+    passthrough = trl_settings(g.trl)
     trainer_cls = _trainer_class()
     reward.group_size = g.num_generations
     for r in range(start_round, g.rounds):
@@ -160,7 +142,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
             temperature=g.temperature, top_p=g.top_p, learning_rate=g.learning_rate, beta=g.beta,
             max_steps=len(rows), logging_steps=1, save_strategy="no", report_to=recipe.report_to,
             seed=recipe.seed + r, use_cpu=not cuda, shuffle_dataset=False, use_vllm=g.use_vllm,
-            vllm_mode=g.vllm_mode, **vllm,
+            vllm_mode=g.vllm_mode, **vllm, **passthrough,
             gradient_checkpointing=recipe.policy.gradient_checkpointing,
             bf16=cuda and next(model.parameters()).dtype == torch.bfloat16,
         )

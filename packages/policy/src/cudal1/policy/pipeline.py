@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from cudal1.harness import EvalConfig, ResultStore, Task
+from cudal1.harness import EvalConfig, ResultStore, Task, load_suite
 from cudal1.rewards import HackStore, RewardChecker
 
 from .grpo import run_grpo
@@ -56,12 +56,20 @@ def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None =
     task (by name, or a prompt that holds a held-out task's source) is dropped."""
     out: list[dict[str, Any]] = []
     if recipe.sft.seed_data:
-        from cudal1.harness.cli import load_solutions, solution_sets
+        from cudal1.harness.solutions import load_solutions, solution_sets
 
+        seed_tasks = list(tasks)
+        if recipe.sft.seed_tasks == "split" and recipe.tasks.split:
+            from .splits import split
+
+            mine = {t.name for t in tasks}
+            train_side = set(split(recipe.tasks.split).train)
+            seed_tasks += [t for t in load_suite(recipe.tasks.suite) if t.name in train_side and t.name not in mine]
         pairs: list = []
         for name in sorted(solution_sets()):
-            pairs += load_solutions(name, tasks)[0]
-        out += seed_examples(tasks, pairs)
+            pairs += load_solutions(name, seed_tasks)[0]
+        kinds = set(recipe.sft.seed_kinds)
+        out += [e for e in seed_examples(seed_tasks, pairs) if e.get("kind") in kinds]
     for path in recipe.sft.data:
         out += read_jsonl(path)
     return drop_held_out(out, held_out or [])
@@ -250,6 +258,46 @@ def summarize_run(run: RunDir, store: ResultStore, seconds: float) -> dict[str, 
     }
 
 
+LEARNING_RESULTS = "benchmarks/results/ (the learning experiment: benchmarks/scripts/learning_experiment.py)"
+
+
+def plain_words(fig: dict[str, Any]) -> list[str]:
+    """What improved and what did not, in sentences, from a run's figures (:func:`summarize_run`): the held-out
+    format rate, correct@1 and best-of-k speedup from the first evaluation to the last, GRPO's format rate and reward
+    from its first step to its last, and where the question of learning is answered."""
+    out: list[str] = []
+    evals = list((fig.get("evaluations") or {}).items())
+    if len(evals) >= 2:
+        (s0, e0), (s1, e1) = evals[0], evals[-1]
+        for key, what, fmt in (("format_rate", "answers in the response format", "{:.2f}"),
+                               ("correct_at_1", "correct at the first try (correct@1)", "{:.2f}"),
+                               ("best_of_k_geomean", "best-of-k geomean speedup", "{:.3f}x")):
+            a, b = e0.get(key), e1.get(key)
+            if not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+                continue
+            verb = "rose" if b > a else "fell" if b < a else "stayed"
+            out.append(f"held-out tasks, {what}: {verb} from {fmt.format(a)} ({s0}) to {fmt.format(b)} ({s1})"
+                       if verb != "stayed" else f"held-out tasks, {what}: stayed at {fmt.format(a)} ({s0} to {s1})")
+        if "sft" in dict(evals) and isinstance(dict(evals)["sft"].get("format_rate"), (int, float)):
+            out.append(f"after SFT the policy answered in the response format on {dict(evals)['sft']['format_rate']:.0%} "
+                       "of held-out prompts")
+    steps = fig.get("steps") or []
+    if steps:
+        f0, f1 = steps[0].get("format_rate"), steps[-1].get("format_rate")
+        r0, r1 = steps[0].get("reward_mean"), steps[-1].get("reward_mean")
+        if isinstance(f0, (int, float)) and isinstance(f1, (int, float)):
+            out.append(f"GRPO on train tasks: format rate {f0:.2f} in its first step, {f1:.2f} in its last "
+                       f"({len(steps)} steps)" + (f"; mean reward {r0:.3f} then {r1:.3f}"
+                                                   if isinstance(r0, (int, float)) and isinstance(r1, (int, float))
+                                                   else ""))
+    best = fig.get("best_speedup_per_task") or {}
+    out.append(f"verified improvements on train tasks: {', '.join(f'{k} {v:.2f}x' for k, v in sorted(best.items()))}"
+               if best else "no verified improvement on any train task (verified, not the reference, interval above 1)")
+    out.append(f"a run of this size shows that the pipeline works, not that the policy learns: for that, see "
+               f"{LEARNING_RESULTS}")
+    return out
+
+
 def _f(x: Any, fmt: str = "{:.2f}") -> str:
     return fmt.format(x) if isinstance(x, (int, float)) and math.isfinite(x) else "-"
 
@@ -279,6 +327,7 @@ def summary_markdown(recipe: Recipe, run: RunDir, fig: dict[str, Any]) -> str:
                          f"{_f(e['correct_at_1'])} | {_f(e['novel_correct_rate'])} | {_f(e['best_of_k_geomean'], '{:.3f}')} "
                          f"[{_f(ci[0], '{:.3f}')}, {_f(ci[1], '{:.3f}')}] | {_f(e['improved_fraction'])} | "
                          f"{_f(e['seconds'], '{:.0f}')} |")
+    lines += ["", "What this run shows, in plain words:", "", *(f"- {w}" for w in plain_words(fig)), ""]
     best = ", ".join(f"{k} {v:.2f}x" for k, v in sorted(fig["best_speedup_per_task"].items())) or "none yet"
     lines += ["", f"- harness evaluations: {fig['evaluated']} ({', '.join(f'{k} {v}' for k, v in sorted(fig['statuses'].items()))})",
               f"- compile rate {_f(fig['compile_rate'])}, correct rate {_f(fig['correct_rate'])}, "

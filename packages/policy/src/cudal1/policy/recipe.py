@@ -75,11 +75,17 @@ class EvalSection:
 class SFTSection:
     """Stage 1: supervised fine-tuning on the seed data (zoo solutions + references as ModelNew) and any
     collected teacher data (``data``: JSONL files from apps/collect_sft.py). Held-out tasks' examples are
-    dropped (by task name and by source)."""
+    dropped (by task name and by source).
+
+    ``seed_tasks``: whose seed examples: ``train`` (the recipe's train tasks) or ``split`` (every train task of
+    ``tasks.split``, at the suite's sizes beyond the recipe's own tasks: more examples of the response format).
+    ``seed_kinds``: which prompts the seed examples answer (``contrastive``, ``one_shot``)."""
 
     enabled: bool = True
     data: list[str] = field(default_factory=list)
     seed_data: bool = True
+    seed_tasks: str = "train"
+    seed_kinds: list[str] = field(default_factory=lambda: ["one_shot", "contrastive"])
     max_examples: int | None = None
     epochs: float = 1.0
     max_steps: int = -1
@@ -113,7 +119,19 @@ class GRPOSection:
     backward pass on a CPU), gradients accumulated over the group. ``use_vllm`` / ``vllm_mode``: generate with
     vLLM (``colocate``: inside each training process; ``server``: a ``trl vllm-serve`` process); ``vllm``: any
     other vLLM setting of trl's GRPOConfig by its name without the ``vllm_`` prefix, e.g. ``{server_host:
-    10.0.0.5, server_port: 8000, server_timeout: 600}`` or ``{gpu_memory_utilization: 0.3}``."""
+    10.0.0.5, server_port: 8000, server_timeout: 600}`` or ``{gpu_memory_utilization: 0.3}``. ``trl``: any other
+    field of trl's ``GRPOConfig`` by its own name (``{loss_type: grpo, num_iterations: 2}``), passed through and
+    checked against trl (:func:`cudal1.policy.grpo.trl_settings`); trl's defaults hold for every field not set.
+
+    Defaults that differ from trl's GRPOConfig (trl 1.16), and why:
+
+    - ``num_generations`` 4 (trl 8): a group of 4 completions of up to 384 tokens already takes about 2.5 minutes
+      a step on 2 CPU cores (the default recipe); GPU recipes set their own.
+    - ``temperature`` 0.9 (trl 1.0): chosen with the first recipes for the 135M policy; not measured against 1.0.
+    - ``rounds``, ``prompts_per_task``, ``exemplars``, ``tau``, ``bucket_width``, ``prompt_budget_tokens``,
+      ``micro_batch_size``: cudal1's own (contrastive prompts rebuilt from the results store each round).
+    - gradient checkpointing is ``policy.gradient_checkpointing`` (default off; trl's is on): it trades compute for
+      memory, which the default recipe turns on for its CPU run and a small model on a GPU does not need."""
 
     enabled: bool = True
     rounds: int = 2
@@ -132,6 +150,7 @@ class GRPOSection:
     use_vllm: bool = False
     vllm_mode: str = "colocate"
     vllm: dict[str, Any] = field(default_factory=dict)
+    trl: dict[str, Any] = field(default_factory=dict)
     harness: dict[str, Any] = field(default_factory=dict)
 
 
@@ -213,6 +232,25 @@ class Recipe:
                              ("grpo.harness", self.grpo.harness), ("evaluation.harness", self.evaluation.harness)):
             self.harness_config(extra, where=where, device="cpu")
         self.reward_config()
+        from .trl_fields import trl_settings, vllm_settings
+
+        for what, check in (("grpo.vllm", lambda: vllm_settings(self.grpo.use_vllm, self.grpo.vllm)),
+                            ("grpo.trl", lambda: trl_settings(self.grpo.trl))):
+            try:
+                check()
+            except ValueError as e:
+                raise RecipeError(str(e)) from e
+            except ImportError as e:  # trl missing: the GRPO stage will say so when it runs
+                if what == "grpo.trl" and self.grpo.trl:
+                    raise RecipeError(f"grpo.trl is set but trl cannot be imported: {e}") from e
+        if self.sft.seed_tasks not in ("train", "split"):
+            raise RecipeError(f"sft.seed_tasks {self.sft.seed_tasks!r}: write train (the recipe's train tasks) or "
+                              "split (every train task of tasks.split)")
+        if self.sft.seed_tasks == "split" and self.tasks.split is None:
+            raise RecipeError("sft.seed_tasks: split needs a tasks.split (or write sft.seed_tasks: train)")
+        bad = sorted(set(self.sft.seed_kinds) - {"one_shot", "contrastive"})
+        if bad or not self.sft.seed_kinds:
+            raise RecipeError(f"sft.seed_kinds {self.sft.seed_kinds}: a non-empty list of one_shot, contrastive")
         if self.tasks.split is not None:
             from .splits import SPLITS
 
