@@ -160,6 +160,9 @@ def test_seed_examples_of_the_whole_train_split_never_hold_a_held_out_task():
     assert not names & set(split(r.tasks.split).held_out)
     default = training_examples(load_recipe("default", configs_dir=CONFIGS), tasks, held)
     assert {e["task"] for e in default} == {t.name for t in tasks}
+    solved = training_examples(load_recipe("default", ["sft.seed_tasks=split", "sft.seed_kinds=[contrastive]",
+                                                       "sft.seed_references=false"], configs_dir=CONFIGS), tasks, held)
+    assert solved and all(e["origin"] != "seed:reference" for e in solved) and len(solved) < len(ex)
     assert len(ex) > 5 * sum(e["kind"] == "contrastive" for e in default)
 
 

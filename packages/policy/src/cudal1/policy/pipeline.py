@@ -69,7 +69,8 @@ def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None =
         for name in sorted(solution_sets()):
             pairs += load_solutions(name, seed_tasks)[0]
         kinds = set(recipe.sft.seed_kinds)
-        out += [e for e in seed_examples(seed_tasks, pairs) if e.get("kind") in kinds]
+        out += [e for e in seed_examples(seed_tasks, pairs) if e.get("kind") in kinds
+                and (recipe.sft.seed_references or e.get("origin") != "seed:reference")]
     for path in recipe.sft.data:
         out += read_jsonl(path)
     return drop_held_out(out, held_out or [])

@@ -79,13 +79,16 @@ class SFTSection:
 
     ``seed_tasks``: whose seed examples: ``train`` (the recipe's train tasks) or ``split`` (every train task of
     ``tasks.split``, at the suite's sizes beyond the recipe's own tasks: more examples of the response format).
-    ``seed_kinds``: which prompts the seed examples answer (``contrastive``, ``one_shot``)."""
+    ``seed_kinds``: which prompts the seed examples answer (``contrastive``, ``one_shot``). ``seed_references``:
+    whether each task's reference rewritten as ``ModelNew`` is a seed example too (it teaches the format, and
+    handing the reference back)."""
 
     enabled: bool = True
     data: list[str] = field(default_factory=list)
     seed_data: bool = True
     seed_tasks: str = "train"
     seed_kinds: list[str] = field(default_factory=lambda: ["one_shot", "contrastive"])
+    seed_references: bool = True
     max_examples: int | None = None
     epochs: float = 1.0
     max_steps: int = -1
