@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from cudal1.harness.cli import UsageError, load_solutions, main, resolve_solutions
+from cudal1.harness.cli import main
+from cudal1.harness.solutions import SolutionSetError, load_solutions, resolve_solutions
 from cudal1.harness.suite import load_suite
 from cudal1.kernelzoo.solutions import available, solutions_dir
 
@@ -51,7 +52,7 @@ def test_solutions_name_resolves_to_the_released_folder():
 
 @needs_install
 def test_unknown_solution_set_is_a_usage_error(capsys):
-    with pytest.raises(UsageError, match="installed sets: kernelbench-v0, kernelzoo"):
+    with pytest.raises(SolutionSetError, match="installed sets: kernelbench-v0, kernelzoo"):
         resolve_solutions("no-such-set")
     assert main(["--suite", "builtin", "--solutions", "no-such-set"]) == 2
     assert "does not exist" in capsys.readouterr().err
