@@ -21,7 +21,8 @@ which on a CPU task of 0.05 ms a call is several times the call): their figure e
 
 Beyond the charge, :func:`check` fails the pair (``timing_disagrees``) when the excess is larger than the run's
 own noise can explain (:data:`REL_ALLOWANCE` of the candidate's time, :data:`SIGMAS` standard errors of the excess
-or of the reference's own protocol time, and a floor per device): such a candidate forged its times or worked outside its calls, and is rejected for it.
+or of the reference's own protocol time, and a floor per device): such a candidate forged its times or worked
+outside its calls, and is rejected for it.
 
 A figure whose margin is large against the call cannot be trusted: :func:`resolved` says when the noise part of
 the margin stays within :data:`RESOLUTION` of the candidate's time (else the pair carries ``timing_unresolved``).

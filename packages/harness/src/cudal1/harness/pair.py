@@ -185,13 +185,13 @@ def _calls_per_batch(setup: WorkerReport, cfg: EvalConfig, dev: str) -> int:
     (:attr:`ReferenceSide.tight`) where one call a batch is not."""
     n = max(1, min(cfg.input_sets, MAX_CALLS[dev], round(BATCH_TARGET_MS[dev] / max(setup.call_ms, 1e-3))))
     slot = max(setup.set_bytes + setup.out_bytes, 1)
-    if dev == "cuda" and setup.free_bytes:
+    if dev == "cpu":
+        return max(1, min(n, CPU_BATCH_BYTES // slot))
+    if setup.free_bytes:
         n = max(1, min(n, int(MEMORY_SHARE * setup.free_bytes // slot)))
-    if dev == "cuda" and _gpu_bytes(setup) > 0:
+    if _gpu_bytes(setup) > 0:
         room = TIGHT_SHARE * _gpu_bytes(setup) / 2 - _worker_bytes(setup, 0)
         n = max(1, min(n, int(room // slot)))
-    elif dev == "cpu":
-        n = max(1, min(n, CPU_BATCH_BYTES // slot))
     return n
 
 
@@ -422,10 +422,9 @@ def _timing(run: _Run) -> bool:
         run.before_timing()
     if not run.ask_ref("monitor", {"action": "start"}):
         return False
-    warm = _warm_up(run, rng)
-    if warm is None:
+    rounds = _warm_up(run, rng)
+    if rounds is None:
         return False
-    rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
     attempts: list[dict[str, Any]] = []
     measured: list[Attempt] = []
     for attempt in range(cfg.attempts):
@@ -544,11 +543,10 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
         if run.before_timing is not None:
             run.before_timing()
         rng = random.Random(fresh_seed())
-        warm = _warm_up(trun, rng)
-        if warm is None:
+        rounds = _warm_up(trun, rng)
+        if rounds is None:
             info["error"] = _twin_error(twin_obs)
             return
-        rounds = _rounds_for(warm[0].parent_ms + warm[1].parent_ms, cfg)
         times = PairedTimes()
         for _ in range(rounds):
             if _round(trun, ref.n, rng, check=False, times=times) is None:
@@ -587,16 +585,17 @@ def _twin_error(twin_obs: Observations) -> str:
     return f.reason if f is not None else "the twin ended"
 
 
-def _warm_up(run: _Run, rng: random.Random) -> tuple[clockcheck.BatchClock, clockcheck.BatchClock] | None:
+def _warm_up(run: _Run, rng: random.Random) -> int | None:
     """Untimed paired rounds (builds, autotuning, caches), at least two so that a first call's compilation does
-    not size the rounds; returns the last one's clocks (reference, candidate), or None when the pair ended."""
+    not size the rounds; returns the rounds the last of them sizes (:func:`_rounds_for`), or None when the pair
+    ended."""
     warm = None
     for _ in range(max(2, -(-run.cfg.warmup // run.ref.n))):
         warm = _round(run, run.ref.n, rng, check=False)
         if warm is None:
             return None
     assert warm is not None
-    return warm
+    return _rounds_for(warm[0].parent_ms + warm[1].parent_ms, run.cfg)
 
 
 def _rounds_for(per_round_ms: float, cfg: EvalConfig) -> int:
