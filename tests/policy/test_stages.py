@@ -35,10 +35,14 @@ def tasks():
     return select_tasks("builtin", ["relu", "softmax"], SIZES)
 
 
-def test_reward_with_the_real_harness(tmp_path, tasks):
+def test_reward_with_the_real_harness(tmp_path):
+    # a relu the parent's clock can resolve on two cores (at 8 x 64 a call is microseconds, and a correct candidate
+    # came back ok but timing_unresolved, paid as unverified, in a full-suite run of 2026-12-04), with a second attempt
+    relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 128, "DIM": 2048}})
+    cfg = FAST.replace(time_budget_s=0.2, min_rounds=10, max_rounds=30, attempts=2)
     store = ResultStore(tmp_path / "r.sqlite")
-    with LocalEvaluator(FAST, store=store) as ev:
-        reward = HarnessReward(tasks={t.name: t for t in tasks}, evaluate=ev.evaluate, eval_config=FAST, store=store,
+    with LocalEvaluator(cfg, store=store) as ev:
+        reward = HarnessReward(tasks={t.name: t for t in relu}, evaluate=ev.evaluate, eval_config=cfg, store=store,
                                run="t")
         values = reward(["p"] * 3, [respond(RIGHT), respond(WRONG), "no code here"], ["relu"] * 3)
     assert values[1] == -0.5 and values[2] == -1.0 and values[0] > 0
