@@ -36,8 +36,9 @@ def tasks():
 
 
 def test_reward_with_the_real_harness(tmp_path):
-    # a relu the parent's clock can resolve on two cores (at 8 x 64 a call is microseconds, and a correct candidate
-    # came back ok but timing_unresolved, paid as unverified, in a full-suite run of 2026-12-04), with a second attempt
+    # a relu the parent's clock can resolve on two cores, with a second attempt: at 8 x 64 (a call of microseconds) a
+    # correct candidate was once paid -0.5 in a full-suite run of 2026-12-04 (incorrect, timeout or unverified: the
+    # run did not say which; timing_unresolved is the likeliest), so a failure now prints the statuses and flags
     relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 128, "DIM": 2048}})
     cfg = FAST.replace(time_budget_s=0.2, min_rounds=10, max_rounds=30, attempts=2)
     store = ResultStore(tmp_path / "r.sqlite")
@@ -45,7 +46,8 @@ def test_reward_with_the_real_harness(tmp_path):
         reward = HarnessReward(tasks={t.name: t for t in relu}, evaluate=ev.evaluate, eval_config=cfg, store=store,
                                run="t")
         values = reward(["p"] * 3, [respond(RIGHT), respond(WRONG), "no code here"], ["relu"] * 3)
-    assert values[1] == -0.5 and values[2] == -1.0 and values[0] > 0
+    seen = [(r.status, sorted(r.flags), r.reason) for r in store.results(run="t")]
+    assert values[1] == -0.5 and values[2] == -1.0 and values[0] > 0, (values, seen)
     assert sorted(r.status for r in store.results(run="t")) == ["incorrect", "ok"]
     assert reward.history[-1]["correct_rate"] == pytest.approx(1 / 3)
 
