@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from cudal1.harness import EvalResult
-from cudal1.harness.clockcheck import BatchClock, check
+from cudal1.harness.clockcheck import SIGMAS, BatchClock, check
 from cudal1.harness.compare import resolve_tolerance
 from cudal1.harness.digest import digest_tensor, digests_agree, sample_count, sample_positions
 from cudal1.harness.flags import REGISTRY, flags_of_kind, kind_of, verified
@@ -73,7 +73,6 @@ def test_clock_check_fails_work_outside_the_reported_times_and_passes_noise():
     assert not check(ref, _clocks(0.45, seed=3), cand_ms=1.0, device="cuda").disagrees  # less overhead: fine
 
 
-SIGMAS_FOR_TEST = 4.0  # clockcheck.SIGMAS
 # protocol time per call (ms: the parent's clock less the reported calls) of each worker, round by round, in the chosen
 # attempt of the H200 self-pair of l2_normalize (2026-12-04, benchmarks/results/2026-12-04-harness-timing-h200/)
 L2_REF_GAPS = [3.25, 3.37, 3.31, 4.82, 4.9, 3.56, 4.14, 4.44, 4.25, 4.57, 4.49, 5.0, 4.62, 3.26, 3.36, 3.28, 4.73, 4.69,
@@ -95,8 +94,8 @@ def test_a_reference_whose_protocol_runs_at_two_speeds_widens_the_rejection_allo
     are rejected."""
     ref = [BatchClock(9 * (2.14 + g), 9 * 2.14, 9) for g in L2_REF_GAPS]
     honest = check(ref, [BatchClock(9 * (2.14 + g), 9 * 2.14, 9) for g in L2_CAND_GAPS], cand_ms=2.14, device="cuda")
-    assert honest.excess_ms > 0.1 and honest.excess_ms > SIGMAS_FOR_TEST * honest.se_ms  # rejected before
-    assert not honest.disagrees and honest.allowance_ms >= SIGMAS_FOR_TEST * honest.ref_se_ms
+    assert honest.excess_ms > 0.1 and honest.excess_ms > SIGMAS * honest.se_ms  # rejected before
+    assert not honest.disagrees and honest.allowance_ms >= SIGMAS * honest.ref_se_ms
     hidden = check(ref, [BatchClock(9 * (2.14 + g + 1.0), 9 * 2.14, 9) for g in L2_CAND_GAPS], cand_ms=2.14,
                    device="cuda")
     assert hidden.disagrees

@@ -77,9 +77,6 @@ ALONE_ROUNDS = 5  #: reference batches timed alone, before a candidate of the ta
 #: figure: a candidate 600 times slower than a 0.03 ms CPU reference took 0.64 s a batch and ran its pair past a
 #: 20 s limit on two loaded cores; every check of the attempt still applies, and no figure that low is paid
 SLOW_ENOUGH = 0.1
-#: with ``CUDAL1_TIMING_DEBUG=1`` the workers time the steps of each batch and digest on their own clocks (kept in
-#: debug records as ``per_call.steps_ms``; nothing is decided on them: a candidate could report anything there)
-STEPS_DEBUG = os.environ.get("CUDAL1_TIMING_DEBUG") == "1"
 
 
 def fresh_seed() -> int:
@@ -213,6 +210,10 @@ class _Run:
                  obs: Observations) -> None:
         self.ref, self.cand, self.task, self.candidate, self.cfg, self.obs = ref, cand, task, candidate, cfg, obs
         self.commit = ref.commit  # the same for every round of the pair
+        # CUDAL1_TIMING_DEBUG=1: records keep every call's time and every round's clocks, and the workers time the
+        # steps of each batch and digest on their own clocks (``per_call.steps_ms``; nothing is decided on them: a
+        # candidate could report anything there)
+        self.debug = os.environ.get("CUDAL1_TIMING_DEBUG") == "1"
         self.deadline = 0.0
         self.before_timing: Any = None
 
@@ -477,7 +478,7 @@ def _timing(run: _Run) -> bool:
         ev = summarise_rounds(events, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed)
         obs.timing["events"] = {k: ev.to_dict()[k] for k in ("ref_ms", "cand_ms", "speedup_raw", "ci", "ref_spread",
                                                               "cand_spread")}
-    if os.environ.get("CUDAL1_TIMING_DEBUG") == "1":
+    if run.debug:
         obs.timing["per_call"] = {"ref_ms": times.ref, "cand_ms": times.cand, "ref_event_ms": events.ref,
                                   "cand_event_ms": events.cand, "placement": times.placement,
                                   "steps_ms": times.steps}
@@ -631,7 +632,7 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
             if run.ref.tight and ask("rewarm", {}) is None:
                 return None
             t0 = time.monotonic()
-            b = ask("batch", {"seeds": seeds, "commit": commit, "steps": STEPS_DEBUG}, calls=n)
+            b = ask("batch", {"seeds": seeds, "commit": commit, "steps": run.debug}, calls=n)
             if b is None:
                 return None
             if commit:  # the window closes once every process of the worker is seen stopped: nothing it runs after
@@ -648,7 +649,7 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
                 if d is None:
                     return None
             else:
-                d = ask("digest", {"seed": dseed, "steps": STEPS_DEBUG}, calls=n)
+                d = ask("digest", {"seed": dseed, "steps": run.debug}, calls=n)
                 if d is None:
                     return None
                 ms = (time.monotonic() - t0) * 1000.0

@@ -267,7 +267,8 @@ def plain_words(fig: dict[str, Any]) -> list[str]:
     format rate, correct@1 and best-of-k speedup from the first evaluation to the last, GRPO's format rate and reward
     from its first step to its last, and where the question of learning is answered."""
     out: list[str] = []
-    evals = list((fig.get("evaluations") or {}).items())
+    by_stage = fig.get("evaluations") or {}
+    evals = list(by_stage.items())
     if len(evals) >= 2:
         (s0, e0), (s1, e1) = evals[0], evals[-1]
         for key, what, fmt in (("format_rate", "answers in the response format", "{:.2f}"),
@@ -279,9 +280,9 @@ def plain_words(fig: dict[str, Any]) -> list[str]:
             verb = "rose" if b > a else "fell" if b < a else "stayed"
             out.append(f"held-out tasks, {what}: {verb} from {fmt.format(a)} ({s0}) to {fmt.format(b)} ({s1})"
                        if verb != "stayed" else f"held-out tasks, {what}: stayed at {fmt.format(a)} ({s0} to {s1})")
-        if "sft" in dict(evals) and isinstance(dict(evals)["sft"].get("format_rate"), (int, float)):
-            out.append(f"after SFT the policy answered in the response format on {dict(evals)['sft']['format_rate']:.0%} "
-                       "of held-out prompts")
+        sft_format = by_stage.get("sft", {}).get("format_rate")
+        if isinstance(sft_format, (int, float)):
+            out.append(f"after SFT the policy answered in the response format on {sft_format:.0%} of held-out prompts")
     steps = fig.get("steps") or []
     if steps:
         f0, f1 = steps[0].get("format_rate"), steps[-1].get("format_rate")

@@ -237,15 +237,11 @@ class Recipe:
         self.reward_config()
         from .trl_fields import trl_settings, vllm_settings
 
-        for what, check in (("grpo.vllm", lambda: vllm_settings(self.grpo.use_vllm, self.grpo.vllm)),
-                            ("grpo.trl", lambda: trl_settings(self.grpo.trl))):
-            try:
-                check()
-            except ValueError as e:
-                raise RecipeError(str(e)) from e
-            except ImportError as e:  # trl missing: the GRPO stage will say so when it runs
-                if what == "grpo.trl" and self.grpo.trl:
-                    raise RecipeError(f"grpo.trl is set but trl cannot be imported: {e}") from e
+        try:
+            vllm_settings(self.grpo.use_vllm, self.grpo.vllm)
+            trl_settings(self.grpo.trl)
+        except ValueError as e:
+            raise RecipeError(str(e)) from e
         if self.sft.seed_tasks not in ("train", "split"):
             raise RecipeError(f"sft.seed_tasks {self.sft.seed_tasks!r}: write train (the recipe's train tasks) or "
                               "split (every train task of tasks.split)")
