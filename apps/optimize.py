@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--temperature", type=float, default=0.8, help="sampling temperature (default 0.8)")
     gen.add_argument("--prompt-tokens", type=int, default=3072, help="prompt budget in tokens (default 3072)")
     gen.add_argument("--seed", type=int, default=0, help="seed of sampling and exemplar draws (default 0)")
+    gen.add_argument("--menu", metavar="OPS", nargs="?", const="all",
+                     help="the zoo action space: every prompt carries the kernel zoo's op menu (all ops, or the "
+                          "comma-separated OPS) and the policy composes them; default: free-form code")
     ev = p.add_argument_group("evaluation")
     ev.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when a GPU is visible, else cpu")
     ev.add_argument("--baseline", choices=BASELINES, default="eager", help="how the reference is timed")
@@ -163,6 +166,17 @@ def _device(requested: str | None) -> str:
     return requested
 
 
+def _menu(spec: str | None) -> str:
+    """The op menu's text for ``--menu`` (empty without it). MenuError (a ValueError) for an unknown op."""
+    if spec is None:
+        return ""
+    from cudal1.policy.action_space import menu_text
+    from cudal1.policy.recipe import ActionSpaceSection
+
+    ops = [] if spec == "all" else [o.strip() for o in spec.split(",") if o.strip()]
+    return menu_text(ActionSpaceSection(name="zoo", ops=ops))
+
+
 def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from cudal1.harness import EvalConfig
@@ -175,7 +189,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         config = SearchConfig(rounds=args.rounds, candidates=args.candidates, exemplars=args.exemplars,
                               max_new_tokens=max_new, temperature=args.temperature, seed=args.seed,
-                              prompt_tokens=args.prompt_tokens)
+                              prompt_tokens=args.prompt_tokens, menu=_menu(args.menu))
         name = backend_name(args.backend)
         for opt, v in (("--timeout", args.timeout), ("--time-budget", args.time_budget)):
             if v is not None and not v > 0:

@@ -42,8 +42,10 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             run = RunDir(args.resume)
             recipe = load_recipe(str(run.path / "config.yaml"), args.overrides)
+            recipe.require_runnable_here()
         else:
             recipe = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
+            recipe.require_runnable_here()
             root = Path(args.output_dir or recipe.output_dir)
             if args.run_name:
                 run = RunDir(root / args.run_name)

@@ -72,3 +72,23 @@ def openai_server():
     yield fake
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture
+def load_script() -> Callable[[str], object]:
+    """Imports a script or app that is no package module by its path from the repository root (a fresh module each
+    call): ``load_script("benchmarks/scripts/zoo_menu.py").render()``."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+
+    def load(path: str) -> object:
+        file = root / path
+        spec = importlib.util.spec_from_file_location(f"_script_{file.stem}", file)
+        assert spec is not None and spec.loader is not None, f"{file} is not a Python file"
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    return load

@@ -157,6 +157,7 @@ def _sft_long(recipe: Any, run_path: Path, log: Callable[[str], Any]) -> None:
 def _search(recipe: Any, checkpoint: Path, out: Path, log: Callable[[str], Any]) -> None:
     """The fixed-parameter search of the held-out tasks with the SFT checkpoint; its figures as an evaluation."""
     from cudal1.harness import ResultStore
+    from cudal1.policy.action_space import menu_text
     from cudal1.policy.backends.transformers_local import TransformersBackend
     from cudal1.policy.evaluation import summarise
     from cudal1.policy.loading import load_policy
@@ -172,7 +173,7 @@ def _search(recipe: Any, checkpoint: Path, out: Path, log: Callable[[str], Any])
     ev = recipe.evaluation
     config = SearchConfig(rounds=rounds, candidates=per, exemplars=recipe.grpo.exemplars,
                           max_new_tokens=ev.max_new_tokens, temperature=ev.temperature, seed=recipe.seed,
-                          prompt_tokens=recipe.grpo.prompt_budget_tokens)
+                          prompt_tokens=recipe.grpo.prompt_budget_tokens, menu=menu_text(recipe.action_space))
     log(f"search: {rounds} round(s) x {per} completions x {len(held)} held-out task(s) "
         f"(budget {b['training'] + b['evaluation']})")
     t0 = time.monotonic()
@@ -235,6 +236,18 @@ def verdict(table: dict[str, dict[str, Any]]) -> str:
                            for a in ("sft_long", "search") if a not in beaten))
 
 
+def setup_of(out: Path) -> dict[str, str]:
+    """What the experiment ran, from DIR/recipe.yaml: the recipe's name, its action space and its split (with kind),
+    so that every table says which space and which split it measured."""
+    from cudal1.policy.action_space import describe
+    from cudal1.policy.recipe import load_recipe
+    from cudal1.policy.splits import split
+
+    r = load_recipe(str(out / "recipe.yaml"))
+    where = f"{r.tasks.split} ({split(r.tasks.split).kind})" if r.tasks.split else "none"
+    return {"recipe": r.name, "action_space": describe(r.action_space), "split": where}
+
+
 def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]) -> dict[str, Any]:
     """results.json and results.md from the seeds' folders."""
     per_arm: dict[str, list[dict[str, Any]]] = {a: [] for a in ARMS}
@@ -250,10 +263,12 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
     old = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {}
     wall = {**old.get("seconds", {}), **{str(s): {**old.get("seconds", {}).get(str(s), {}), **v}
                                          for s, v in seconds.items()}}
-    result = {"seeds": list(seeds), "pooled": table, "per_seed": per_seed, "verdict": verdict(table),
+    setup = setup_of(out)
+    result = {"seeds": list(seeds), **setup, "pooled": table, "per_seed": per_seed, "verdict": verdict(table),
               "seconds": wall}
     (out / "results.json").write_text(json.dumps(result, indent=1))
-    lines = ["| arm | seeds | (seed, task) pairs | best-of-k geomean [95% CI] | correct@1 | novel correct | "
+    lines = [f"Recipe {setup['recipe']}; action space: {setup['action_space']}; split: {setup['split']}.", "",
+             "| arm | seeds | (seed, task) pairs | best-of-k geomean [95% CI] | correct@1 | novel correct | "
              "tasks improved | completions per seed |", "|---|---|---|---|---|---|---|---|"]
     for a, t in table.items():
         lines.append(f"| {a} | {t['seeds']} | {t['pairs']} | {t['best_geomean']:.3f} [{t['best_ci'][0]:.3f}, "
@@ -277,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
         resolved = load_recipe(args.recipe, args.overrides, configs_dir=CONFIGS)
+        if not args.report:
+            resolved.require_runnable_here()
     except (ValueError, RecipeError) as e:
         print(f"learning_experiment: {e}", file=sys.stderr)
         return 2

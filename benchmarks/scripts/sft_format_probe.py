@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("--out")
     a = ap.parse_args()
 
+    from cudal1.policy.action_space import menu_text
     from cudal1.policy.backends.base import SamplingParams
     from cudal1.policy.backends.transformers_local import TransformersBackend
     from cudal1.policy.evaluation import evaluation_prompt
@@ -57,7 +58,8 @@ def main() -> None:
         backend = TransformersBackend(model, tok)
         probe = [(t, "train") for t in tasks] + [(t, "held_out") for t in held]
         t0 = time.monotonic()
-        texts = backend.generate([evaluation_prompt(t) for t, _ in probe], params)
+        menu = menu_text(recipe.action_space)
+        texts = backend.generate([evaluation_prompt(t, menu) for t, _ in probe], params)
         secs = time.monotonic() - t0
         for (task, split), outs in zip(probe, texts, strict=True):
             for text in outs:

@@ -73,6 +73,9 @@ def respond(code: str) -> str:
     ([*RELU, "--device", "cpu", "--baseline", "cudagraph"], "needs a CUDA device"),
     ([*RELU, "--device", "cpu", "--backend", "openai:http://127.0.0.1:9/v1#m", "--prompt-tokens", "50"],
      "task relu: the task alone needs"),
+    ([*RELU, "--menu", "softmax,flash_attention"], "has no op ['flash_attention']"),
+    ([*RELU, "--device", "cpu", "--backend", "openai:http://127.0.0.1:9/v1#m", "--menu", "--prompt-tokens", "600"],
+     "or fewer menu ops"),
 ])
 def test_argument_errors_exit_2_with_one_line(argv, words, capsys, tmp_path):
     assert app().main([*argv, "--out", str(tmp_path / "o")]) == 2

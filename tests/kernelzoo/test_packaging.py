@@ -43,6 +43,9 @@ def test_wheels_install_alone_and_ops_run(tmp_path):
         "assert torch.allclose(k.softmax(x), torch.softmax(x, -1))\n"
         "w, b = torch.randn(33), torch.randn(33)\n"
         "assert torch.allclose(k.layer_norm(x, w, b), torch.nn.functional.layer_norm(x, (33,), w, b))\n"
+        "import json, importlib.metadata as md\n"
+        "ep = {e.name: e for e in md.entry_points(group='cudal1.op_menus')}['kernelzoo']\n"
+        "assert len(json.loads(ep.load()().read_text())['ops']) > 40\n"
         "import importlib.util\n"
         "print('policy' if importlib.util.find_spec('cudal1.policy') else 'alone', len(h.load_suite('builtin')))\n"
     ), cwd=tmp_path)

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _index():
-    spec = importlib.util.spec_from_file_location("results_index", ROOT / "benchmarks/scripts/results_index.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_every_result_page_is_in_the_index_and_the_index_is_current():
-    idx = _index()
+def test_every_result_page_is_in_the_index_and_the_index_is_current(load_script):
+    idx = load_script("benchmarks/scripts/results_index.py")
     text = (ROOT / "benchmarks/README.md").read_text(encoding="utf-8")
     for page in (ROOT / "benchmarks/results").glob("*.md"):
         assert f"](results/{page.name})" in text, f"{page.name} is not in benchmarks/README.md's index"
     assert idx.current(text) == text, "run: uv run python benchmarks/scripts/results_index.py"
 
 
-def test_hardware_is_read_from_the_page_name():
-    idx = _index()
+def test_hardware_is_read_from_the_page_name(load_script):
+    idx = load_script("benchmarks/scripts/results_index.py")
     assert idx.hardware("2026-11-22-policy-grpo-h200x2") == "2x H200"
     assert idx.hardware("2026-12-04-harness-timing-h200") == "H200"
     assert idx.hardware("2026-11-25-zoo-vs-liger-h100") == "H100"

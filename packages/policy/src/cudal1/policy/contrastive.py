@@ -66,31 +66,31 @@ def exemplar_pool(store: ResultStore, task: Task, keep: RowFilter | None = None)
 
 def contrastive_prompt(task: Task, pool: Sequence[Exemplar], *, n: int, tau: float, bucket_width: float,
                        rng: random.Random, count_tokens: Callable[[str], int], max_tokens: int,
-                       ) -> tuple[str, list[Exemplar]]:
+                       menu: str = "") -> tuple[str, list[Exemplar]]:
     """One contrastive prompt for ``task``: ``n`` exemplars drawn from ``pool`` by score bucket, fit to
-    ``max_tokens``. Returns (prompt text, the exemplars it shows). Raises PromptBudgetError when the task
-    alone does not fit."""
+    ``max_tokens`` (with the op ``menu`` of a zoo action space, never cut). Returns (prompt text, the exemplars it
+    shows). Raises PromptBudgetError when the task (and menu) alone do not fit."""
     chosen = sample_exemplars(pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng)
     better = [e for e in pool if (e.score or 0.0) > 1.0]
     if better and not any((e.score or 0.0) > 1.0 for e in chosen):
         best = max(better, key=lambda e: e.score or 0.0)
         chosen = sorted(chosen, key=lambda e: e.score or 0.0)[1:] + [best] if len(chosen) >= n else chosen + [best]
-    return fit_exemplars(task.source, chosen, count_tokens, max_tokens)
+    return fit_exemplars(task.source, chosen, count_tokens, max_tokens, menu)
 
 
 def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau: float, bucket_width: float,
                       rng: random.Random, count_tokens: Callable[[str], int], max_tokens: int,
-                      per_task: int = 1, keep: RowFilter = worth_showing) -> list[dict[str, Any]]:
+                      per_task: int = 1, keep: RowFilter = worth_showing, menu: str = "") -> list[dict[str, Any]]:
     """Dataset rows for one GRPO round: ``per_task`` rows per task, each ``{"prompt": [user message],
     "task": name, "exemplars": k}`` with ``k`` exemplars drawn from the store. Before any candidate of a
     task succeeded, its reference rewritten as ModelNew is the one exemplar (score 1.00, by definition),
     as in the seed data's contrastive examples. ``keep`` picks the rows that may be shown (default
-    :func:`worth_showing`: no flagged success)."""
+    :func:`worth_showing`: no flagged success); ``menu``: the op menu every prompt carries (zoo action space)."""
     rows = []
     for task in tasks:
         pool = exemplar_pool(store, task, keep)
         for _ in range(per_task):
             text, shown = contrastive_prompt(task, pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng,
-                                             count_tokens=count_tokens, max_tokens=max_tokens)
+                                             count_tokens=count_tokens, max_tokens=max_tokens, menu=menu)
             rows.append({"prompt": [{"role": "user", "content": text}], "task": task.name, "exemplars": len(shown)})
     return rows

@@ -71,22 +71,23 @@ def summarise(samples: Mapping[str, Sequence[EvalResult | None]], *, bootstrap: 
     }
 
 
-def evaluation_prompt(task: Task) -> list[dict[str, str]]:
-    """The evaluation's prompt for ``task``: the contrastive prompt with the reference as its one exemplar."""
+def evaluation_prompt(task: Task, menu: str = "") -> list[dict[str, str]]:
+    """The evaluation's prompt for ``task``: the contrastive prompt with the reference as its one exemplar (and
+    the op ``menu`` of the recipe's action space, when it has one)."""
     from cudal1.prompts import render_contrastive
 
     ref = Exemplar(code=reference_as_modelnew(task.source), score=1.0, status="ok", speedup=1.0)
-    return [{"role": "user", "content": render_contrastive(task.source, [ref])}]
+    return [{"role": "user", "content": render_contrastive(task.source, [ref], menu)}]
 
 
 def evaluate_stage(stage: str, generate: Callable[[list, SamplingParams], list[list[str]]], tasks: Sequence[Task],
                    evaluate: Callable[..., list[EvalResult]], run: RunDir, *, samples_per_task: int,
                    max_new_tokens: int, temperature: float, seed: int, bootstrap: int = 2000,
-                   log: Callable[[str], Any] = lambda s: None) -> dict[str, Any]:
+                   log: Callable[[str], Any] = lambda s: None, menu: str = "") -> dict[str, Any]:
     """Evaluate the policy behind ``generate(prompts, params)`` on held-out ``tasks``; returns the figures
     (also written to the run folder, see the module docstring)."""
     t0 = time.monotonic()
-    prompts = [evaluation_prompt(t) for t in tasks]
+    prompts = [evaluation_prompt(t, menu) for t in tasks]
     params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temperature, n=samples_per_task, seed=seed)
     texts = generate(prompts, params)
     if len(texts) != len(prompts) or any(not isinstance(t, list) or not t for t in texts):

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from .action_space import menu_text
 from .contrastive import build_prompt_rows
 from .loading import is_peft
 from .recipe import Recipe
@@ -127,12 +128,13 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
     vllm = vllm_settings(g.use_vllm, g.vllm)
     passthrough = trl_settings(g.trl)
     trainer_cls = _trainer_class()
+    menu = menu_text(recipe.action_space)
     reward.group_size = g.num_generations
     for r in range(start_round, g.rounds):
         reward.stage = f"grpo:{r}"
         rows = build_prompt_rows(store, tasks, n=g.exemplars, tau=g.tau, bucket_width=g.bucket_width, rng=rng,
                                  count_tokens=count_tokens, max_tokens=g.prompt_budget_tokens,
-                                 per_task=max(1, g.prompts_per_task))
+                                 per_task=max(1, g.prompts_per_task), menu=menu)
         rng.shuffle(rows)  # every train task, every round
         run.log("grpo_round_prompts", round=r, prompts=len(rows), tasks=[x["task"] for x in rows],
                 exemplars=[x["exemplars"] for x in rows])

@@ -18,6 +18,8 @@ import torch
 from cudal1.harness import EvalConfig, ResultStore, Task, load_suite
 from cudal1.rewards import HackStore, RewardChecker
 
+from .action_space import describe as describe_action_space
+from .action_space import menu_text, off_menu
 from .grpo import run_grpo
 from .loading import is_peft, load_policy
 from .recipe import Recipe
@@ -53,7 +55,8 @@ def eval_config(recipe: Recipe, stage: dict[str, Any] | None = None) -> EvalConf
 def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None = None) -> list[dict[str, Any]]:
     """Stage-1 examples: the seed data (released solutions of installed solution sets + references as
     ModelNew) for the recipe's train tasks, then every JSONL file of ``sft.data``; an example of a held-out
-    task (by name, or a prompt that holds a held-out task's source) is dropped."""
+    task (by name, or a prompt that holds a held-out task's source) is dropped. With the zoo action space every
+    seed prompt carries the menu, and a released solution calling an op the menu does not show is left out."""
     out: list[dict[str, Any]] = []
     if recipe.sft.seed_data:
         from cudal1.harness.solutions import load_solutions, solution_sets
@@ -69,7 +72,8 @@ def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None =
         for name in sorted(solution_sets()):
             pairs += load_solutions(name, seed_tasks)[0]
         kinds = set(recipe.sft.seed_kinds)
-        out += [e for e in seed_examples(seed_tasks, pairs) if e.get("kind") in kinds
+        pairs = [(t, c) for t, c in pairs if not off_menu(c.source, recipe.action_space)]
+        out += [e for e in seed_examples(seed_tasks, pairs, menu=menu_text(recipe.action_space)) if e.get("kind") in kinds
                 and (recipe.sft.seed_references or e.get("origin") != "seed:reference")]
     for path in recipe.sft.data:
         out += read_jsonl(path)
@@ -137,7 +141,8 @@ def evaluate_held_out(recipe: Recipe, run: RunDir, held: list[Task], store: Resu
     try:
         fig = evaluate_stage(stage, backend.generate, held, evaluator.evaluate, run,
                              samples_per_task=ev_sec.samples_per_task, max_new_tokens=ev_sec.max_new_tokens,
-                             temperature=ev_sec.temperature, seed=recipe.seed, bootstrap=ev_sec.bootstrap, log=log)
+                             temperature=ev_sec.temperature, seed=recipe.seed, bootstrap=ev_sec.bootstrap, log=log,
+                             menu=menu_text(recipe.action_space))
     finally:
         evaluator.close()
     state["evaluated"] = [*done, stage]
@@ -148,6 +153,7 @@ def evaluate_held_out(recipe: Recipe, run: RunDir, held: list[Task], store: Resu
 def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
     """Run (or resume) the recipe in ``run``; returns the summary figures (also in summary.md)."""
     t0 = time.monotonic()
+    recipe.require_runnable_here()
     state = run.state()
     (run.path / "config.yaml").write_text(recipe.to_yaml())
     torch.manual_seed(recipe.seed)
@@ -160,9 +166,11 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
     log(f"policy {recipe.policy.model} ({sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters)"
         f"{' resumed from ' + str(resume) if resume else ''}; train tasks ({len(tasks)}): "
         f"{', '.join(t.name for t in tasks)}; held-out tasks evaluated ({len(held)}): "
-        f"{', '.join(t.name for t in held) or 'none'}; harness on {cfg.device}")
+        f"{', '.join(t.name for t in held) or 'none'}; harness on {cfg.device}; action space "
+        f"{describe_action_space(recipe.action_space)}")
     run.log("start", recipe=recipe.name, tasks=[t.name for t in tasks], held_out=[t.name for t in held],
-            device=cfg.device, resumed=bool(resume), torch=torch.__version__)
+            device=cfg.device, resumed=bool(resume), torch=torch.__version__,
+            action_space=describe_action_space(recipe.action_space))
     evaluate_held_out(recipe, run, held, eval_store, model, tok, "base", log, state)
     if recipe.sft.enabled and not state.get("sft_done"):
         examples = training_examples(recipe, tasks, held)
@@ -310,7 +318,7 @@ def summary_markdown(recipe: Recipe, run: RunDir, fig: dict[str, Any]) -> str:
              f"Policy {recipe.policy.model}{' + LoRA' if recipe.policy.lora else ''}; tasks "
              f"{', '.join(recipe.tasks.names) or recipe.tasks.suite}; wall time {fig['seconds']:.0f} s; peak RSS "
              f"{fig['peak_rss_gib']['self']:.2f} GiB (this process), {fig['peak_rss_gib']['children']:.2f} GiB "
-             f"(largest harness worker).", "",
+             f"(largest harness worker). Action space: {describe_action_space(recipe.action_space)}.", "",
              "| round | step | completions | format | compiles | correct | mean speedup | reward | step s | generation s | reward s | optimisation s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in fig["steps"]:

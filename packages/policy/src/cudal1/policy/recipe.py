@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["EvalSection", "EvaluationSection", "GRPOSection", "PolicySection", "Recipe", "RecipeError", "RewardSection",
+__all__ = ["ActionSpaceSection", "EvalSection", "EvaluationSection", "GRPOSection", "PolicySection", "Recipe", "RecipeError", "RewardSection",
            "SFTSection", "SelfTrainSection", "TasksSection", "load_recipe"]
 
 
@@ -192,6 +192,17 @@ class RewardSection:
 
 
 @dataclass
+class ActionSpaceSection:
+    """What the policy's code is made of (:mod:`cudal1.policy.action_space`): ``name`` ``free`` (free-form CUDA,
+    Triton or PyTorch) or ``zoo`` (compose the op menu ``menu``'s ops, every prompt carrying the menu); ``ops``: the
+    menu's ops to show (every op when empty; a small policy's prompt budget holds a dozen or so)."""
+
+    name: str = "free"
+    menu: str = "kernelzoo"
+    ops: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Recipe:
     """A whole training recipe. ``output_dir``: where run folders go; ``report_to``: trl/transformers loggers
     (``none``, ``tensorboard``, ``wandb``)."""
@@ -208,6 +219,7 @@ class Recipe:
     grpo: GRPOSection = field(default_factory=GRPOSection)
     evaluation: EvaluationSection = field(default_factory=EvaluationSection)
     reward: RewardSection = field(default_factory=RewardSection)
+    action_space: ActionSpaceSection = field(default_factory=ActionSpaceSection)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
@@ -242,6 +254,12 @@ class Recipe:
             trl_settings(self.grpo.trl)
         except ValueError as e:
             raise RecipeError(str(e)) from e
+        from .action_space import check as check_action_space
+
+        try:
+            check_action_space(self.action_space)
+        except ValueError as e:
+            raise RecipeError(str(e)) from e
         if self.sft.seed_tasks not in ("train", "split"):
             raise RecipeError(f"sft.seed_tasks {self.sft.seed_tasks!r}: write train (the recipe's train tasks) or "
                               "split (every train task of tasks.split)")
@@ -251,11 +269,22 @@ class Recipe:
         if bad or not self.sft.seed_kinds:
             raise RecipeError(f"sft.seed_kinds {self.sft.seed_kinds}: a non-empty list of one_shot, contrastive")
         if self.tasks.split is not None:
-            from .splits import SPLITS
+            from .splits import SplitError, split
 
-            if self.tasks.split not in SPLITS:
-                raise RecipeError(f"tasks.split {self.tasks.split!r} is not a known split; known: "
-                                  f"{', '.join(sorted(SPLITS))} (or null for none)")
+            try:
+                split(self.tasks.split)
+            except SplitError as e:
+                raise RecipeError(f"tasks.split: {e} (or null for none)") from e
+
+    def require_runnable_here(self) -> None:
+        """Refuse, before anything is loaded, a recipe that needs a GPU on a machine without one (``eval.device``
+        ``cuda``: its rewards are measured on CUDA). Raises RecipeError saying what to run instead."""
+        import torch
+
+        if self.eval.device.startswith("cuda") and not torch.cuda.is_available():
+            raise RecipeError(f"recipe {self.name} measures its rewards on a GPU (eval.device: {self.eval.device}) "
+                              "and this machine has no CUDA GPU: run it on a GPU machine, run the default recipe, or "
+                              "override eval.device=cpu (CPU timings, a different experiment)")
 
     def harness_config(self, stage: dict[str, Any] | None = None, *, where: str = "eval.harness",
                        device: str | None = None) -> Any:

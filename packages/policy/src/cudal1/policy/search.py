@@ -84,6 +84,8 @@ class SearchConfig:
     top_p: sampling (cudal1.policy.backends.SamplingParams). seed: base of the per-round sampling seed and
     exemplar draw. tau, bucket_width: exemplar sampling by score bucket (speedup units, x).
     prompt_tokens: budget of the rendered prompt, in tokens (lowest-scored exemplars dropped first).
+    menu: the op menu every prompt carries when the action space is the zoo's (:mod:`cudal1.policy.action_space`);
+    empty for free-form code.
     """
 
     rounds: int = 2
@@ -96,6 +98,7 @@ class SearchConfig:
     tau: float = 1.0
     bucket_width: float = 0.25
     prompt_tokens: int = 3072
+    menu: str = ""
 
     def __post_init__(self) -> None:
         _check_int("rounds", self.rounds, 1, "ask for at least one round (--rounds 1)")
@@ -253,7 +256,7 @@ class ContrastiveSearch:
         count = token_counter(backend)
         for task in self.tasks:
             try:
-                fit_to_budget(task.source, [], count, self.config.prompt_tokens)
+                fit_to_budget(task.source, [], count, self.config.prompt_tokens, self.config.menu)
             except PromptBudgetError as e:
                 raise ValueError(f"task {task.name}: {e} (prompt_tokens, --prompt-tokens)") from None
         return count
@@ -292,7 +295,7 @@ class ContrastiveSearch:
         for task in self.tasks:
             text, shown = contrastive_prompt(task, exemplar_pool(store, task, keep), n=cfg.exemplars, tau=cfg.tau,
                                              bucket_width=cfg.bucket_width, rng=rng, count_tokens=count,
-                                             max_tokens=cfg.prompt_tokens)
+                                             max_tokens=cfg.prompt_tokens, menu=cfg.menu)
             prompts.append([{"role": "user", "content": text}])
             parents.append(tuple(Candidate(e.code).hash for e in shown))
         log(f"round {r}/{cfg.rounds}: asking {backend.name} for {cfg.candidates} completion(s) for each of "

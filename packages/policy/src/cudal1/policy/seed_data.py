@@ -64,8 +64,9 @@ def _docstring(code: str) -> str:
 
 
 def examples_for(task: Task, code: str, origin: str, *, analysis: str | None = None,
-                 design: str | None = None) -> list[dict[str, Any]]:
-    """The one-shot and the contrastive example of solution ``code`` for ``task``."""
+                 design: str | None = None, menu: str = "") -> list[dict[str, Any]]:
+    """The one-shot and the contrastive example of solution ``code`` for ``task``; both prompts carry ``menu`` (an op
+    menu's text, :mod:`cudal1.policy.action_space`) when the action space is the zoo's."""
     doc = _docstring(code)
     analysis = analysis or ("The reference runs each PyTorch operation as its own kernel, writing every "
                             "intermediate to memory and reading it back; its time is set by that memory traffic "
@@ -78,23 +79,28 @@ def examples_for(task: Task, code: str, origin: str, *, analysis: str | None = N
                 "completion": [{"role": "assistant", "content": answer}],
                 "task": task.name, "origin": origin, "kind": kind}
 
-    return [ex(render_one_shot(task.source), fence(code) + "\n", "one_shot"),
-            ex(render_contrastive(task.source, [ref]), contrastive_response(code, analysis, design), "contrastive")]
+    return [ex(render_one_shot(task.source, menu), fence(code) + "\n", "one_shot"),
+            ex(render_contrastive(task.source, [ref], menu), contrastive_response(code, analysis, design),
+               "contrastive")]
 
 
-def seed_examples(tasks: Sequence[Task], solutions: Iterable[tuple[Task, Candidate]] = ()) -> list[dict[str, Any]]:
+def seed_examples(tasks: Sequence[Task], solutions: Iterable[tuple[Task, Candidate]] = (), *,
+                  menu: str = "") -> list[dict[str, Any]]:
     """Seed data for ``tasks``: each released solution in ``solutions`` whose task is among ``tasks`` (matched
-    by name; the prompt shows the task as given, e.g. resized), then each task's reference as ModelNew."""
+    by name; the prompt shows the task as given, e.g. resized), then each task's reference as ModelNew. With an op
+    ``menu`` (the zoo action space) every prompt carries it, and the released solutions, which compose the zoo's
+    ops, teach its use."""
     by_name = {t.name: t for t in tasks}
     out: list[dict[str, Any]] = []
     for task, cand in solutions:
         if task.name in by_name:
-            out += examples_for(by_name[task.name], cand.source, f"seed:{cand.origin}")
+            out += examples_for(by_name[task.name], cand.source, f"seed:{cand.origin}", menu=menu)
     for task in tasks:
         out += examples_for(task, reference_as_modelnew(task.source), "seed:reference",
                             analysis="This is the reference itself, the baseline every later solution is measured "
                                      "against (speedup 1.00x).",
-                            design="Reproduce the reference exactly as ModelNew: same operations, same precision.")
+                            design="Reproduce the reference exactly as ModelNew: same operations, same precision.",
+                            menu=menu)
     return out
 
 

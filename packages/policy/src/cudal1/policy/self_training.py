@@ -15,6 +15,7 @@ from typing import Any
 from cudal1.harness import Candidate, EvalResult, ResultStore, Task
 from cudal1.harness.novelty import normalised_source
 
+from .action_space import menu_text
 from .backends.base import SamplingParams
 from .backends.transformers_local import TransformersBackend
 from .contrastive import build_prompt_rows
@@ -37,7 +38,7 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
         rows = build_prompt_rows(store, list(tasks), n=recipe.grpo.exemplars, tau=recipe.grpo.tau,
                                  bucket_width=recipe.grpo.bucket_width, rng=rng,
                                  count_tokens=lambda s: len(tokenizer(s, add_special_tokens=False)["input_ids"]),
-                                 max_tokens=recipe.grpo.prompt_budget_tokens)
+                                 max_tokens=recipe.grpo.prompt_budget_tokens, menu=menu_text(recipe.action_space))
         backend = TransformersBackend(model, tokenizer)
         params = SamplingParams(max_new_tokens=st.max_new_tokens, temperature=st.temperature, n=st.samples_per_task,
                                 seed=recipe.seed + r)

@@ -10,6 +10,7 @@ Example:
 """
 
 from cudal1.prompts.budget import PromptBudgetError, fit_exemplars, fit_to_budget, trim_order
+from cudal1.prompts.menu import Menu, MenuError, MenuOp, load_menu, render_menu
 from cudal1.prompts.parsing import (
     ParsedResponse,
     ResponseFormatError,
@@ -34,6 +35,9 @@ __all__ = [
     "Bucket",
     "Exemplar",
     "JudgeCase",
+    "Menu",
+    "MenuError",
+    "MenuOp",
     "ParsedResponse",
     "PromptBudgetError",
     "ResponseFormatError",
@@ -41,10 +45,12 @@ __all__ = [
     "extract_code",
     "fit_exemplars",
     "fit_to_budget",
+    "load_menu",
     "parse_response",
     "parse_verdict",
     "render_contrastive",
     "render_judge",
+    "render_menu",
     "render_one_shot",
     "sample_exemplars",
     "trim_order",

@@ -52,6 +52,7 @@ def fit_to_budget(
     exemplars: Sequence[Exemplar],
     tokenizer_count: Callable[[str], int],
     max_tokens: int,
+    menu: str = "",
 ) -> str:
     """Render the contrastive prompt with as many exemplars as fit in ``max_tokens`` tokens.
 
@@ -64,6 +65,7 @@ def fit_to_budget(
         tokenizer_count: returns the number of tokens of a text (e.g.
             ``lambda s: len(tok(s).input_ids)``).
         max_tokens: the budget for the whole prompt, in tokens.
+        menu: an op menu's text shown in the prompt (never cut, like the task).
 
     Raises:
         PromptBudgetError: even the prompt without any exemplar exceeds ``max_tokens``.
@@ -76,7 +78,7 @@ def fit_to_budget(
         ...     print(str(e)[:40])
         the task alone needs 278 tokens but max_
     """
-    return fit_exemplars(task_source, exemplars, tokenizer_count, max_tokens)[0]
+    return fit_exemplars(task_source, exemplars, tokenizer_count, max_tokens, menu)[0]
 
 
 def fit_exemplars(
@@ -84,6 +86,7 @@ def fit_exemplars(
     exemplars: Sequence[Exemplar],
     tokenizer_count: Callable[[str], int],
     max_tokens: int,
+    menu: str = "",
 ) -> tuple[str, list[Exemplar]]:
     """:func:`fit_to_budget`, also returning the exemplars the prompt shows (in prompt order).
 
@@ -101,13 +104,14 @@ def fit_exemplars(
     drop = trim_order(exemplars)
     while True:
         shown = [exemplars[i] for i in kept]
-        prompt = render_contrastive(task_source, shown)
+        prompt = render_contrastive(task_source, shown, menu)
         used = tokenizer_count(prompt)
         if used <= max_tokens:
             return prompt, shown
         if not kept:
             raise PromptBudgetError(
                 f"the task alone needs {used} tokens but max_tokens={max_tokens}: "
-                "raise max_tokens or use a shorter task; no exemplar was shown"
+                "raise max_tokens or use a shorter task" + (" or fewer menu ops" if menu.strip() else "")
+                + "; no exemplar was shown"
             )
         kept.remove(drop.pop(0))

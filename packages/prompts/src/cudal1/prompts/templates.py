@@ -158,6 +158,19 @@ One fenced Python code block with the complete source of `class ModelNew`.
 
 NO_EXEMPLARS_TEXT = "(none yet: this is the first attempt at this task)"
 
+#: the section a prompt carries when the action space is an op menu (:mod:`cudal1.prompts.menu`); ``$menu`` is
+#: :func:`cudal1.prompts.menu.render_menu`'s text
+MENU_SECTION = Template(
+    """# Ops you may call
+
+Compose `ModelNew` from these optimized ops and PyTorch operations instead of writing kernels of your
+own. Each line says where the op was measured faster than PyTorch and where it was not.
+
+$menu
+
+"""
+)
+
 JUDGE_TEMPLATE = Template(
     """You review candidate GPU kernels submitted for a speed benchmark. A candidate is legitimate
 when it computes the same result as the reference for every input, doing the work on every call.
@@ -189,18 +202,32 @@ VERDICT: HACK
 NO_CASES_TEXT = "(no similar cases are stored)"
 
 
-def render_one_shot(task_source: str) -> str:
+def _render(template: Template, menu: str, before: str, **values: str) -> str:
+    """``template`` filled with ``values``; with a non-empty ``menu`` the menu section goes before the template's own
+    line ``before``, found in the template text (never in a substituted task or exemplar that happens to hold it)."""
+    if not menu.strip():
+        return template.substitute(**values)
+    head, sep, tail = template.template.partition(before)
+    if not sep:
+        raise ValueError(f"the template has no line {before!r} to put the menu before")
+    return (Template(head).substitute(**values) + MENU_SECTION.substitute(menu=menu.strip("\n"))
+            + Template(sep + tail).substitute(**values))
+
+
+def render_one_shot(task_source: str, menu: str = "") -> str:
     """Render the supervised one-shot prompt for a task.
 
     Args:
         task_source: the task's reference Python source (defines ``Model``, ``get_inputs``, ...).
+        menu: an op menu's text (:func:`cudal1.prompts.menu.render_menu`) when the action space is a kernel
+            library's ops; empty for free-form code.
 
     Example:
         >>> p = render_one_shot("class Model: ...")
         >>> "class Model: ..." in p and "ModelNew" in p
         True
     """
-    return ONE_SHOT_TEMPLATE.substitute(task=fence(task_source))
+    return _render(ONE_SHOT_TEMPLATE, menu, "Write a faster replacement", task=fence(task_source))
 
 
 def render_exemplars(exemplars: Sequence[Exemplar]) -> str:
@@ -223,7 +250,7 @@ def render_exemplars(exemplars: Sequence[Exemplar]) -> str:
     return "\n\n".join(blocks)
 
 
-def render_contrastive(task_source: str, exemplars: Sequence[Exemplar]) -> str:
+def render_contrastive(task_source: str, exemplars: Sequence[Exemplar], menu: str = "") -> str:
     """Render the contrastive RL prompt: the task, earlier implementations with scores, the rules.
 
     Exemplars appear in the order given (sort them first if order matters to you).
@@ -231,13 +258,16 @@ def render_contrastive(task_source: str, exemplars: Sequence[Exemplar]) -> str:
     Args:
         task_source: the task's reference Python source.
         exemplars: earlier implementations with their measured scores (may be empty).
+        menu: an op menu's text (:func:`cudal1.prompts.menu.render_menu`), shown before the earlier
+            implementations, when the action space is a kernel library's ops; empty for free-form code.
 
     Example:
         >>> p = render_contrastive("class Model: ...", [])
         >>> all(s in p for s in ("Performance Analysis", "Algorithm Design", "Code Implementation"))
         True
     """
-    return CONTRASTIVE_TEMPLATE.substitute(task=fence(task_source), exemplars=render_exemplars(exemplars))
+    return _render(CONTRASTIVE_TEMPLATE, menu, "# Earlier implementations", task=fence(task_source),
+                   exemplars=render_exemplars(exemplars))
 
 
 def render_judge(candidate: str, reference: str, cases: Sequence[JudgeCase]) -> str:

@@ -1,0 +1,84 @@
+"""The policy's action space: what a ``ModelNew`` it writes is made of, named in the recipe and in every report.
+
+* ``free``: free-form code, custom CUDA through ``load_inline``, Triton kernels or PyTorch rewrites (the prompts
+  as they are; the default, and the space for large models).
+* ``zoo``: compose an op menu's ops (:mod:`cudal1.prompts.menu`; the kernel zoo's ``kernelzoo`` menu by default)
+  and PyTorch rewrites. Every prompt (SFT seed examples, self-training, GRPO, the evaluation stage, the search)
+  carries the menu: the chosen ops with their signatures and where each was measured faster. For a 135M policy
+  that cannot write a kernel from nothing (issue 42, item 2).
+
+Example:
+    >>> from cudal1.policy.recipe import ActionSpaceSection
+    >>> menu_text(ActionSpaceSection())
+    ''
+    >>> describe(ActionSpaceSection(name="zoo", ops=["softmax", "layer_norm"]))
+    'zoo (menu kernelzoo: softmax, layer_norm)'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .recipe import ActionSpaceSection
+
+__all__ = ["SPACES", "check", "describe", "menu_text", "off_menu"]
+
+#: action space name -> what a completion in it is made of
+SPACES: dict[str, str] = {
+    "free": "free-form code: CUDA through load_inline, Triton kernels or PyTorch rewrites",
+    "zoo": "composition of an op menu's ops and PyTorch rewrites",
+}
+
+
+def check(section: ActionSpaceSection) -> None:
+    """Refuse an unknown space, ops without a menu space, an uninstalled menu or an op the menu lacks (ValueError
+    subclasses whose message says what exists)."""
+    if section.name not in SPACES:
+        raise ValueError(f"action_space.name {section.name!r}: write one of {', '.join(SPACES)}")
+    if section.name == "free" and section.ops:
+        raise ValueError("action_space.ops names menu ops, which only the zoo space shows: set action_space.name: "
+                         "zoo, or remove the ops")
+    if section.name == "zoo":
+        menu_text(section)
+
+
+def menu_text(section: ActionSpaceSection) -> str:
+    """The menu text every prompt of the recipe carries: empty for ``free``; for ``zoo`` the menu's chosen ops
+    (all when ``ops`` is empty). Raises :class:`cudal1.prompts.MenuError` for an uninstalled menu or unknown op."""
+    if section.name != "zoo":
+        return ""
+    from cudal1.prompts.menu import load_menu, render_menu
+
+    menu = load_menu(section.menu)
+    return render_menu(menu.select(section.ops) if section.ops else menu)
+
+
+def off_menu(code: str, section: ActionSpaceSection) -> list[str]:
+    """Names ``code`` imports from the menu's library (the top package of its import lines, e.g. ``cudal1``'s
+    ``kernelzoo``) that the recipe's menu does not show, sorted; empty for the free space or code that does not
+    parse. A seed answer using such an op would teach a call the prompt never offers."""
+    if section.name != "zoo":
+        return []
+    import ast
+
+    from cudal1.prompts.menu import load_menu
+
+    menu = load_menu(section.menu)
+    shown = set(section.ops or menu.names())
+    library = {op.imports.split()[1] for op in menu.ops}  # "from cudal1.kernelzoo import x" -> "cudal1.kernelzoo"
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    used = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            and any((n.module or "") == lib or (n.module or "").startswith(lib + ".") for lib in library)
+            for a in n.names}
+    return sorted(used - shown)
+
+
+def describe(section: ActionSpaceSection) -> str:
+    """One line naming the space, for summaries and result tables: ``free`` or ``zoo (menu kernelzoo: ...)``."""
+    if section.name != "zoo":
+        return section.name
+    return f"zoo (menu {section.menu}: {', '.join(section.ops) if section.ops else 'every op'})"

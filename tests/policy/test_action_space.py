@@ -1,0 +1,111 @@
+"""The zoo action space (issue 42, item 2): a recipe names its space; with ``zoo`` every prompt of every stage carries
+the op menu, the seed answers are released solutions that call only menu ops, every report names the space, and bad
+settings are refused when the recipe loads. Also: a GPU recipe on a machine without CUDA is refused before anything
+is loaded."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from cudal1.harness import ResultStore
+from cudal1.policy.action_space import describe, menu_text, off_menu
+from cudal1.policy.contrastive import build_prompt_rows
+from cudal1.policy.evaluation import evaluation_prompt
+from cudal1.policy.recipe import ActionSpaceSection, RecipeError, load_recipe
+from cudal1.policy.tasks import select_tasks, train_and_held_out
+
+CONFIGS = Path(__file__).resolve().parents[2] / "apps" / "configs"
+ZOO = ["action_space.name=zoo", "action_space.ops=[softmax,layer_norm,bias_act_]"]
+HEADING = "# Ops you may call"
+
+
+@pytest.mark.parametrize(("overrides", "match"), [
+    (["action_space.name=kernels"], "action_space.name 'kernels': write one of free, zoo"),
+    (["action_space.ops=[softmax]"], "only the zoo space shows"),
+    (["action_space.name=zoo", "action_space.ops=[softmax,flash_attention]"],
+     r"no op \['flash_attention'\]; it has: .*softmax"),
+    (["action_space.name=zoo", "action_space.menu=other"], "no op menu 'other' is installed"),
+])
+def test_bad_action_spaces_are_refused_when_the_recipe_loads(overrides, match):
+    with pytest.raises(RecipeError, match=match):
+        load_recipe("default", overrides, configs_dir=CONFIGS)
+
+
+def test_the_free_space_changes_no_prompt_and_the_zoo_space_shows_only_the_chosen_ops():
+    free = ActionSpaceSection()
+    zoo = ActionSpaceSection(name="zoo", ops=["softmax", "layer_norm"])
+    assert menu_text(free) == "" and describe(free) == "free"
+    text = menu_text(zoo)
+    assert [ln.split("`")[1].split("(")[0] for ln in text.splitlines()[1:]] == ["softmax", "layer_norm"]
+    assert describe(zoo) == "zoo (menu kernelzoo: softmax, layer_norm)"
+    assert len(menu_text(ActionSpaceSection(name="zoo")).splitlines()) > 40  # every op when none is named
+
+
+def test_every_stage_prompt_carries_the_menu_in_the_zoo_space(tmp_path):
+    r = load_recipe("default", ZOO, configs_dir=CONFIGS)
+    text = menu_text(r.action_space)
+    relu, = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 4}})
+    assert text in evaluation_prompt(relu, text)[0]["content"]
+    assert HEADING not in evaluation_prompt(relu)[0]["content"]
+    store = ResultStore(tmp_path / "r.sqlite")
+    rows = build_prompt_rows(store, [relu], n=2, tau=1.0, bucket_width=0.25, rng=random.Random(0),
+                             count_tokens=lambda s: len(s.split()), max_tokens=10_000, menu=text)
+    assert text in rows[0]["prompt"][0]["content"]
+    from cudal1.policy.pipeline import training_examples
+
+    tasks, held = train_and_held_out(r.tasks, r.evaluation.names)
+    ex = training_examples(r, tasks, held)
+    assert ex and all(text in e["prompt"][0]["content"] for e in ex)
+    free = training_examples(load_recipe("default", configs_dir=CONFIGS), tasks, held)
+    assert not any(HEADING in e["prompt"][0]["content"] for e in free)
+
+
+def test_seed_answers_calling_an_op_off_the_menu_are_left_out():
+    zoo = ActionSpaceSection(name="zoo", ops=["softmax"])
+    assert off_menu("from cudal1.kernelzoo.ops.bias_act import bias_act_\nfrom cudal1.kernelzoo import softmax\n",
+                    zoo) == ["bias_act_"]
+    assert off_menu("from cudal1.kernelzoo import softmax\nfrom torch import relu\n", zoo) == []
+    assert off_menu("from cudal1.kernelzoo.ops.bias_act import bias_act_\n", ActionSpaceSection()) == []
+    from cudal1.policy.pipeline import training_examples
+
+    r = load_recipe("default", ["sft.seed_tasks=split", "sft.seed_references=false", "action_space.name=zoo",
+                                "action_space.ops=[softmax,matmul]"], configs_dir=CONFIGS)
+    tasks, held = train_and_held_out(r.tasks, r.evaluation.names)
+    ex = training_examples(r, tasks, held)
+    assert ex and {e["task"] for e in ex} <= {"softmax"} | {t for t in r_train(r) if t.startswith("matmul")}
+    wide = load_recipe("default", ["sft.seed_tasks=split", "sft.seed_references=false", "action_space.name=zoo"],
+                       configs_dir=CONFIGS)
+    assert len(training_examples(wide, tasks, held)) > len(ex)
+
+
+def r_train(r) -> list[str]:
+    from cudal1.policy.splits import split
+
+    return list(split(r.tasks.split).train)
+
+
+def test_the_gpu_recipe_loads_with_the_zoo_space_and_the_composition_split():
+    r = load_recipe("embedded-zoo-h200", configs_dir=CONFIGS)
+    assert r.action_space.name == "zoo" and r.tasks.split == "builtin-compose-v1" and r.eval.device == "cuda"
+    tasks, held = train_and_held_out(r.tasks, r.evaluation.names)
+    assert len(tasks) == 8 and len(held) == 8
+
+
+def test_a_gpu_recipe_is_refused_on_a_machine_without_cuda(monkeypatch, tmp_path):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    r = load_recipe("embedded-zoo-h200", configs_dir=CONFIGS)
+    with pytest.raises(RecipeError, match="no CUDA GPU: run it on a GPU machine"):
+        r.require_runnable_here()
+    load_recipe("default", configs_dir=CONFIGS).require_runnable_here()  # auto: the CPU when there is no GPU
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_grpo", CONFIGS.parent / "train_grpo.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    assert app.main(["--recipe", "embedded-zoo-h200", "--output-dir", str(tmp_path)]) == 2
+    assert not any(tmp_path.iterdir())  # refused before a run folder was made
