@@ -30,6 +30,11 @@ bootstrap 95% CI over those pairs, and the mean of the other figures. Learning i
     uv run python benchmarks/scripts/learning_experiment.py --out benchmarks/results/DATE-learning-cpu \\
         --seeds 0,1,2 [--recipe apps/configs/default.yaml] [section.key=value ...]
     uv run python benchmarks/scripts/learning_experiment.py --out DIR --report   # tables only, from what exists
+    # the GPU experiment (issue 42): the zoo action space and the composition split on one H200; the family split
+    # is the same recipe with tasks.split=builtin-v1 and train/evaluation names of that split
+    uv run python benchmarks/scripts/learning_experiment.py --recipe embedded-zoo-h200 --out DIR --seeds 0
+
+results.md and results.json name the recipe, its action space (cudal1.policy.action_space) and its split with kind.
 
 Writes DIR/recipe.yaml (the resolved recipe of seed 0), DIR/seed<N>/<arm>/ (run folders, search folder),
 DIR/results.json and DIR/results.md.

@@ -70,6 +70,20 @@ def unnamed_scripts(named: set[str]) -> list[str]:
                   and f"benchmarks/scripts/{p.name}" not in named)
 
 
+def users_of(script: str) -> list[str]:
+    """Files that use ``script`` though no result page names it: other scripts, tests and package modules that
+    name it (its file name, or its module name where a script imports it), sorted."""
+    stem = Path(script).stem
+    pattern = re.compile(rf"\b{re.escape(stem)}\b")
+    found = []
+    for base in (SCRIPTS, ROOT / "tests", ROOT / "packages"):
+        for f in base.rglob("*"):
+            if f.suffix in (".py", ".sh") and f.name != script and pattern.search(f.read_text(encoding="utf-8",
+                                                                                               errors="replace")):
+                found.append(str(f.relative_to(ROOT)))
+    return sorted(found)
+
+
 def render() -> str:
     rs = rows()
     lines = [BEGIN, "", f"{len(rs)} result pages, oldest first; the weight is that of the files beside each page.", "",
@@ -83,8 +97,12 @@ def render() -> str:
         lines.append(f"| {r['date']} | [{r['title']}](results/{r['file']}) | {r['hardware']} | {made} | {cmd} | "
                      f"{r['weight']} |")
     left = unnamed_scripts(named)
-    lines += ["", f"Scripts no result page names ({len(left)}): " + (", ".join(f"`{s}`" for s in left) or "none") + ".",
-              "", END]
+    kept = []
+    for s in left:
+        users = users_of(s)
+        kept.append(f"`{s}` ({'used by ' + ', '.join(f'`{u}`' for u in users[:3]) if users else 'used by nothing'})")
+    lines += ["", f"Scripts no result page names ({len(left)}), kept because something uses them: "
+              + ("; ".join(kept) or "none") + ".", "", END]
     return "\n".join(lines)
 
 

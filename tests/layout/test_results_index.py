@@ -22,3 +22,10 @@ def test_hardware_is_read_from_the_page_name(load_script):
     assert idx.hardware("2026-11-25-zoo-vs-liger-h100") == "H100"
     assert idx.hardware("2026-12-04-committed-batches-cpu") == "2-core CPU"
     assert idx.hardware("2026-11-24-trust-boundary-before-after") == "see the page"
+
+
+def test_a_script_no_result_names_is_used_by_something_or_deleted(load_script):
+    idx = load_script("benchmarks/scripts/results_index.py")
+    named = {s for r in idx.rows() for s in r["scripts"]}
+    unused = [s for s in idx.unnamed_scripts(named) if not idx.users_of(s)]
+    assert not unused, f"no result page names {unused} and nothing uses them: delete them (git keeps them)"

@@ -8,7 +8,6 @@
   that cannot write a kernel from nothing (issue 42, item 2).
 
 Example:
-    >>> from cudal1.policy.recipe import ActionSpaceSection
     >>> menu_text(ActionSpaceSection())
     ''
     >>> describe(ActionSpaceSection(name="zoo", ops=["softmax", "layer_norm"]))
@@ -17,18 +16,26 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
-if TYPE_CHECKING:
-    from .recipe import ActionSpaceSection
-
-__all__ = ["SPACES", "check", "describe", "menu_text", "off_menu"]
+__all__ = ["SPACES", "ActionSpaceSection", "check", "describe", "menu_text", "off_menu"]
 
 #: action space name -> what a completion in it is made of
 SPACES: dict[str, str] = {
     "free": "free-form code: CUDA through load_inline, Triton kernels or PyTorch rewrites",
     "zoo": "composition of an op menu's ops and PyTorch rewrites",
 }
+
+
+@dataclass
+class ActionSpaceSection:
+    """What the policy's code is made of (:mod:`cudal1.policy.action_space`): ``name`` ``free`` (free-form CUDA,
+    Triton or PyTorch) or ``zoo`` (compose the op menu ``menu``'s ops, every prompt carrying the menu); ``ops``: the
+    menu's ops to show (every op when empty; a small policy's prompt budget holds a dozen or so)."""
+
+    name: str = "free"
+    menu: str = "kernelzoo"
+    ops: list[str] = field(default_factory=list)
 
 
 def check(section: ActionSpaceSection) -> None:

@@ -17,6 +17,9 @@ from typing import Any
 
 import yaml
 
+from .action_space import ActionSpaceSection
+from .action_space import check as check_action_space
+
 __all__ = ["ActionSpaceSection", "EvalSection", "EvaluationSection", "GRPOSection", "PolicySection", "Recipe", "RecipeError", "RewardSection",
            "SFTSection", "SelfTrainSection", "TasksSection", "load_recipe"]
 
@@ -192,17 +195,6 @@ class RewardSection:
 
 
 @dataclass
-class ActionSpaceSection:
-    """What the policy's code is made of (:mod:`cudal1.policy.action_space`): ``name`` ``free`` (free-form CUDA,
-    Triton or PyTorch) or ``zoo`` (compose the op menu ``menu``'s ops, every prompt carrying the menu); ``ops``: the
-    menu's ops to show (every op when empty; a small policy's prompt budget holds a dozen or so)."""
-
-    name: str = "free"
-    menu: str = "kernelzoo"
-    ops: list[str] = field(default_factory=list)
-
-
-@dataclass
 class Recipe:
     """A whole training recipe. ``output_dir``: where run folders go; ``report_to``: trl/transformers loggers
     (``none``, ``tensorboard``, ``wandb``)."""
@@ -254,8 +246,6 @@ class Recipe:
             trl_settings(self.grpo.trl)
         except ValueError as e:
             raise RecipeError(str(e)) from e
-        from .action_space import check as check_action_space
-
         try:
             check_action_space(self.action_space)
         except ValueError as e:
