@@ -18,14 +18,10 @@ from cudal1.kernelzoo.ops import swiglu as sg
 from cudal1.kernelzoo.ops._norm_backward import norm_backward_launch
 from cudal1.kernelzoo.registry import zoo_custom_op
 
-DEV = "cuda" if torch.cuda.is_available() else "cpu"
+from .helpers import DEV, close_scaled, rnd
+
 #: (atol, rtol) of a gradient against the fp64 reference, per dtype: fp32 math, one rounding at the store
 TOL = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (5e-2, 5e-2), torch.float16: (5e-3, 5e-3)}
-
-
-def rnd(shape, seed, dtype, scale=1.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale).to(dtype).to(DEV)
 
 
 def ref_grads(fn, inputs, grads_out):
@@ -38,9 +34,7 @@ def ref_grads(fn, inputs, grads_out):
 
 
 def close(got, want, dtype, what):
-    atol, rtol = TOL[dtype]
-    torch.testing.assert_close(got.double().cpu(), want, atol=atol * max(1.0, want.abs().max().item()), rtol=rtol,
-                               msg=lambda m: f"{what} ({dtype}): {m}")
+    close_scaled(got, want, TOL[dtype], f"{what} ({dtype})")
 
 
 @pytest.mark.parametrize("dtype", list(TOL), ids=str)

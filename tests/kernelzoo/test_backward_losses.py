@@ -18,18 +18,14 @@ from cudal1.kernelzoo.ops import smooth_l1_loss as sl1
 from cudal1.kernelzoo.ops import triplet_margin_loss as tml
 from cudal1.kernelzoo.ops._loss_backward import pointwise_loss_backward_launch
 
-DEV = "cuda" if torch.cuda.is_available() else "cpu"
+from .helpers import DEV, close_scaled, rnd
+
 #: (atol, rtol) of a gradient against the fp64 reference, per dtype: fp32 math, one rounding at the store
 TOL = {torch.float32: (1e-5, 1e-4), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
 DTYPES = pytest.mark.parametrize("dtype", list(TOL), ids=str)
 #: small tiles so that rows span several column blocks and row chunks in the interpreter
 POINTWISE_CFG = {"TILE": 64, "MAX_BLOCK_N": 16, "PROGRAMS_PER_SM": 1, "num_warps": 4}
 ROWS_CFG = {"BLOCK": 16, "num_warps": 4}
-
-
-def rnd(shape, seed, dtype=torch.float32, scale=1.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale).to(dtype).to(DEV)
 
 
 def ref_grads(fn, inputs, grad_out):
@@ -39,10 +35,7 @@ def ref_grads(fn, inputs, grad_out):
 
 
 def close(got, want, dtype, what):
-    assert got.dtype == dtype, (what, got.dtype)
-    atol, rtol = TOL[dtype]
-    torch.testing.assert_close(got.double().cpu(), want, atol=atol * max(1.0, want.abs().max().item()), rtol=rtol,
-                               equal_nan=True, msg=lambda m: f"{what} ({dtype}): {m}")
+    close_scaled(got, want, TOL[dtype], f"{what} ({dtype})", dtype=dtype, equal_nan=True)
 
 
 # ---- mse, smooth L1 (and its beta == 0 form, L1), BCE: the shared elementwise kernel --------------------------

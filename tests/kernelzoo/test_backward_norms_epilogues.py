@@ -24,7 +24,8 @@ from cudal1.kernelzoo.ops import group_norm as gn
 from cudal1.kernelzoo.ops import layer_norm_modulate as lnm
 from cudal1.kernelzoo.ops import rotary as ro
 
-DEV = "cuda" if torch.cuda.is_available() else "cpu"
+from .helpers import DEV, close_scaled, rnd
+
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 #: (atol, rtol) of a gradient against the fp64 reference, per dtype (atol scaled by the largest |gradient|):
 #: fp32 math, one rounding at the store
@@ -33,15 +34,8 @@ OPS = ["group_norm", "batch_norm", "add_layer_norm", "embedding_layer_norm", "la
        "bias_act_mean", "bias_glu", "rotary"]
 
 
-def rnd(shape, seed, dtype=torch.float32, scale=1.0, shift=0.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale + shift).to(dtype).to(DEV)
-
-
 def close(got, want, dtype, what):
-    atol, rtol = TOL[dtype]
-    torch.testing.assert_close(got.double().cpu(), want, atol=atol * max(1.0, want.abs().max().item()), rtol=rtol,
-                               msg=lambda m: f"{what} ({dtype}): {m}")
+    close_scaled(got, want, TOL[dtype], f"{what} ({dtype})")
 
 
 @pytest.fixture

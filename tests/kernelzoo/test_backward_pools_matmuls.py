@@ -22,7 +22,8 @@ from cudal1.kernelzoo.ops import matvec as mv
 from cudal1.kernelzoo.ops import max_pool2d as mp
 from cudal1.kernelzoo.ops._pool_backward import avg_pool_backward_launch, max_pool2d_backward_launch
 
-DEV = "cuda" if torch.cuda.is_available() else "cpu"
+from .helpers import DEV, close_scaled, rnd
+
 #: (atol, rtol) of a gradient against the fp64 reference, per dtype: fp32 math, one rounding at the store
 TOL = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (5e-2, 5e-2), torch.float16: (5e-3, 5e-3)}
 DTYPES = pytest.mark.parametrize("dtype", list(TOL), ids=str)
@@ -38,11 +39,6 @@ def per_dtype(names: str, cases: list) -> pytest.MarkDecorator:
         for d, c in rows])
 
 
-def rnd(shape, seed, dtype=torch.float32, scale=1.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale).to(dtype).to(DEV)
-
-
 def grid_values(shape, seed, dtype):
     """Multiples of 0.5 in [-2, 2]: many exact ties in every dtype, sums with a grid bias exact."""
     g = torch.Generator().manual_seed(seed)
@@ -56,10 +52,7 @@ def ref_grads(fn, inputs, grads_out):
 
 
 def close(got, want, dtype, what):
-    assert got.dtype == dtype and got.shape == want.shape, (what, got.dtype, got.shape, want.shape)
-    atol, rtol = TOL[dtype]
-    torch.testing.assert_close(got.double().cpu(), want, atol=atol * max(1.0, want.abs().max().item()), rtol=rtol,
-                               msg=lambda m: f"{what} ({dtype}): {m}")
+    close_scaled(got, want, TOL[dtype], f"{what} ({dtype})", dtype=dtype)
 
 
 # --- pooling -----------------------------------------------------------------------------------------------------

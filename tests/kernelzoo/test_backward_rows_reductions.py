@@ -16,11 +16,12 @@ from cudal1.kernelzoo.ops import log_softmax as ls
 from cudal1.kernelzoo.ops import max_dim as mx
 from cudal1.kernelzoo.ops import softmax as sm
 
+from .helpers import DEV, close_scaled, rnd
+
 # the edge rows (-inf, NaN, zero norms) and padded tile rows compute NaN and inf on purpose; NumPy, under the
 # interpreter, warns about each
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-DEV = "cuda" if torch.cuda.is_available() else "cpu"
 #: (atol, rtol) of a gradient against the fp64 reference, per dtype: fp32 math, one rounding at the store
 TOL = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (5e-2, 5e-2), torch.float16: (5e-3, 5e-3)}
 DTYPES = list(TOL)
@@ -31,11 +32,6 @@ REFS = {"softmax": sm.softmax_ref, "log_softmax": ls.log_softmax_ref,
 PATHS = {"tile": dict(rb.CONFIGS["sm90"], MIN_TILE=128), "loop": dict(rb.CONFIGS["sm90"], MAX_N=1, BLOCK=8)}
 
 
-def rnd(shape, seed, dtype=torch.float32, scale=1.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale).to(dtype).to(DEV)
-
-
 def ref_grad(fn, x, dy):
     """Gradient of ``fn`` at ``x`` (rounded to its dtype, then computed in fp64 on the CPU) for ``dy``."""
     xd = x.detach().double().cpu().requires_grad_(True)
@@ -44,10 +40,7 @@ def ref_grad(fn, x, dy):
 
 
 def close(got, want, dtype, what):
-    atol, rtol = TOL[dtype]
-    scale = max(1.0, want[want.isfinite()].abs().max().item()) if want.isfinite().any() else 1.0
-    torch.testing.assert_close(got.double().cpu(), want, atol=atol * scale, rtol=rtol, equal_nan=True,
-                               msg=lambda m: f"{what} ({dtype}): {m}")
+    close_scaled(got, want, TOL[dtype], f"{what} ({dtype})", equal_nan=True)
 
 
 # --- softmax, log_softmax, l2_normalize -------------------------------------------------------------------------

@@ -27,6 +27,9 @@ from cudal1.kernelzoo.ops import (
     tanh,
 )
 
+from .helpers import close_elementwise
+from .helpers import rnd as random_normal
+
 DEV = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: Triton's interpreter
 FAMILIES = list(arch.CAPABILITY)
 SHAPES = [(5, 123), (3, 7, 33), (1, 1), (4, 2049)]
@@ -35,18 +38,11 @@ EDGE = [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1e-7, -1e-7, 30.0,
 
 
 def rnd(shape, seed, scale=3.0, shift=0.3):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale + shift).to(DEV)
+    return random_normal(shape, seed, scale=scale, shift=shift)
 
 
 def assert_close(got, want, dtype=torch.float32):
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    atol, rtol = TOL[dtype]
-    if not torch.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
-        bad = ~torch.isclose(got, want, atol=atol, rtol=rtol, equal_nan=True)
-        idx = bad.nonzero()[:5].tolist()
-        raise AssertionError(f"{int(bad.sum())} mismatches, e.g. at {idx}: got {got[bad][:5].tolist()}, "
-                             f"want {want[bad][:5].tolist()}")
+    close_elementwise(got, want, *TOL[dtype], equal_nan=True, same_dtype=True)
 
 
 def shrink(cfg, **caps):

@@ -24,23 +24,20 @@ from cudal1.kernelzoo.ops import (
     swiglu,
 )
 
+from .helpers import close_elementwise
+from .helpers import rnd as random_normal
+
 DEV = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: Triton's interpreter
 FAMILIES = list(arch.CAPABILITY)
 ATOL, RTOL = 2e-5, 2e-5  # float32
 
 
 def rnd(shape, seed, scale=2.0, shift=0.3):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale + shift).to(DEV)
+    return random_normal(shape, seed, scale=scale, shift=shift)
 
 
 def assert_close(got, want, atol=ATOL, rtol=RTOL):
-    assert got.shape == want.shape, f"shape {tuple(got.shape)} != {tuple(want.shape)}"
-    if not torch.allclose(got, want, atol=atol, rtol=rtol):
-        bad = (got - want).abs() > atol + rtol * want.abs()
-        idx = bad.nonzero()[:5].tolist()
-        raise AssertionError(f"{int(bad.sum())} of {got.numel()} mismatch, e.g. at {idx}: got {got[bad][:5].tolist()}, "
-                             f"want {want[bad][:5].tolist()}")
+    close_elementwise(got, want, atol, rtol)
 
 
 def norm_configs(family):

@@ -23,6 +23,8 @@ import triton
 from cudal1.harness.compare import compare_outputs
 from cudal1.kernelzoo.solutions import KERNELBENCH_V0
 
+from .helpers import rnd as random_normal
+
 SET = Path(KERNELBENCH_V0)
 INTERPRET = bool(getattr(getattr(triton, "knobs", None), "runtime", None) and triton.knobs.runtime.interpret)
 NO_INTERPRETER = pytest.mark.skipif(not INTERPRET, reason="CPU launches need TRITON_INTERPRET=1")
@@ -61,7 +63,7 @@ def gen(seed: int) -> torch.Generator:
 
 
 def randn(*shape: int, seed: int, device: str, scale: float = 1.0) -> torch.Tensor:
-    return (torch.randn(*shape, generator=gen(seed)) * scale).to(device)
+    return random_normal(shape, seed, scale=scale, device=device)
 
 
 # -- scalar losses: one launch, last-arriving program sums the partials --------------------------------------

@@ -9,14 +9,15 @@ import torch
 from cudal1.kernelzoo import add_rms_norm
 from cudal1.kernelzoo.ops import add_rms_norm as arn
 
+from .helpers import rnd as random_normal
+
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 #: (atol, rtol) per dtype: the kernels compute in fp32 and round once at the store
 TOL = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
 
 
 def rnd(shape, seed, dtype):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * 2).to(dtype).to(DEV)
+    return random_normal(shape, seed, dtype, scale=2.0)
 
 
 @pytest.mark.parametrize("dtype", list(TOL))

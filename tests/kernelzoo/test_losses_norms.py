@@ -20,14 +20,16 @@ from cudal1.kernelzoo.ops import (
     triplet_margin_loss,
 )
 
+from .helpers import close_elementwise
+from .helpers import rnd as random_normal
+
 DEV = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: Triton's interpreter
 FAMILIES = list(arch.CAPABILITY)
 ROW_SHAPES = [(5, 123), (3, 1), (2, 300)]
 
 
 def rnd(shape, seed, scale=1.0, shift=0.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale + shift).to(DEV)
+    return random_normal(shape, seed, scale=scale, shift=shift)
 
 
 def small(cfg: dict, block: int = 64) -> dict:
@@ -36,13 +38,7 @@ def small(cfg: dict, block: int = 64) -> dict:
 
 
 def assert_close(got, want, atol=1e-5, rtol=1e-5):
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    ok = torch.isclose(got, want, atol=atol, rtol=rtol, equal_nan=True)
-    if not bool(ok.all()):
-        bad = ~ok
-        idx = bad.nonzero()[:5].tolist()
-        raise AssertionError(f"{int(bad.sum())} mismatches, e.g. at {idx}: got {got[bad][:5].tolist()}, "
-                             f"want {want[bad][:5].tolist()}")
+    close_elementwise(got, want, atol, rtol, equal_nan=True, same_dtype=True)
 
 
 # ---- per-sample losses -------------------------------------------------------------------------------------

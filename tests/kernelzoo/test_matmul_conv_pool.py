@@ -21,13 +21,14 @@ from cudal1.kernelzoo.ops import (
     max_pool2d,
 )
 
+from .helpers import rnd as random_normal
+
 DEV = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: Triton's interpreter
 FAMILIES = list(arch.CAPABILITY)
 
 
 def rnd(shape, seed, scale=1.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale).to(DEV)
+    return random_normal(shape, seed, scale=scale)
 
 
 def assert_close(got, want, rtol=1e-5, atol_rms=1e-5):

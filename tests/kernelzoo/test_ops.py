@@ -14,23 +14,20 @@ import torch
 from cudal1.kernelzoo import arch
 from cudal1.kernelzoo.ops import gelu, layer_norm, relu, rms_norm, silu, softmax
 
+from .helpers import close_elementwise
+from .helpers import rnd as random_normal
+
 DEV = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: Triton's interpreter
 SHAPES = [(5, 123), (3, 7, 33), (1, 1), (4, 2049)]
 TOL = {torch.float32: (1e-5, 1e-5)}  # (atol, rtol)
 
 
 def rnd(shape, seed, scale=3.0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * scale + 0.3).to(DEV)
+    return random_normal(shape, seed, scale=scale, shift=0.3)
 
 
 def assert_close(got, want, dtype=torch.float32):
-    atol, rtol = TOL[dtype]
-    if not torch.allclose(got, want, atol=atol, rtol=rtol):
-        bad = (got - want).abs() > atol + rtol * want.abs()
-        idx = bad.nonzero()[:5].tolist()
-        raise AssertionError(f"{int(bad.sum())} mismatches, e.g. at {idx}: got {got[bad][:5].tolist()}, "
-                             f"want {want[bad][:5].tolist()}")
+    close_elementwise(got, want, *TOL[dtype], same_shape=False)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

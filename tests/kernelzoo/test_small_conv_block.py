@@ -12,15 +12,15 @@ import torch.nn.functional as F
 from cudal1.harness.compare import compare_outputs
 from cudal1.kernelzoo.blocks import small_conv
 
+from .helpers import rnd as random_normal
+
 NO_INTERPRETER = pytest.mark.skipif(not small_conv.interpreted(), reason="CPU launches need TRITON_INTERPRET=1")
 NO_GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 DEVICES = [pytest.param("cpu", marks=NO_INTERPRETER), pytest.param("cuda", marks=[pytest.mark.gpu, NO_GPU])]
 
 
 def randn(*shape: int, seed: int, device: str) -> torch.Tensor:
-    g = torch.Generator(device="cpu")
-    g.manual_seed(seed)
-    return torch.randn(*shape, generator=g).to(device)
+    return random_normal(shape, seed, device=device)
 
 
 def check(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
