@@ -10,8 +10,10 @@ def test_plain_words_say_what_moved_and_what_did_not():
                            "sft": {"format_rate": 0.5, "correct_at_1": 0.25, "best_of_k_geomean": 1.0},
                            "grpo": {"format_rate": 0.75, "correct_at_1": 0.0, "best_of_k_geomean": 1.0}},
            "steps": [{"format_rate": 0.25, "reward_mean": -0.1}, {"format_rate": 0.5, "reward_mean": 0.02}],
-           "best_speedup_per_task": {}}
+           "best_speedup_per_task": {}, "self_train": [{"samples": 8, "well_formed": 7}]}
     words = plain_words(fig)
+    assert ("on train tasks right after SFT (the first self-training round's samples), 7 of 8 answers were in the "
+            "response format") in words
     assert "held-out tasks, answers in the response format: rose from 0.00 (base) to 0.75 (grpo)" in words
     assert "held-out tasks, correct at the first try (correct@1): stayed at 0.00 (base to grpo)" in words
     assert "held-out tasks, best-of-k geomean speedup: stayed at 1.000x (base to grpo)" in words

@@ -264,6 +264,7 @@ def summarize_run(run: RunDir, store: ResultStore, seconds: float) -> dict[str, 
         "reward_share": reward_s / step_s if step_s and math.isfinite(step_s) and step_s > 0 else float("nan"),
         "peak_rss_gib": peak_rss_gib(), "steps": steps,
         "evaluations": {e["stage"]: e for e in run.events("evaluation")},
+        "self_train": run.events("self_train"),
     }
 
 
@@ -291,6 +292,10 @@ def plain_words(fig: dict[str, Any]) -> list[str]:
         sft_format = by_stage.get("sft", {}).get("format_rate")
         if isinstance(sft_format, (int, float)):
             out.append(f"after SFT the policy answered in the response format on {sft_format:.0%} of held-out prompts")
+    first_round = (fig.get("self_train") or [{}])[0]
+    if first_round.get("samples") and isinstance(first_round.get("well_formed"), int):
+        out.append(f"on train tasks right after SFT (the first self-training round's samples), "
+                   f"{first_round['well_formed']} of {first_round['samples']} answers were in the response format")
     steps = fig.get("steps") or []
     if steps:
         f0, f1 = steps[0].get("format_rate"), steps[-1].get("format_rate")

@@ -66,7 +66,9 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
                 keep.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": text}]})
         if run.is_main:
             append_jsonl(run.path / "completions.jsonl", log_rows)
-        figures: dict[str, Any] = {"round": r, "samples": sum(len(t) for t in outputs), "with_code": len(pairs),
+        figures: dict[str, Any] = {"round": r, "samples": sum(len(t) for t in outputs),
+                                   "well_formed": sum(parsed.well_formed for _, _, parsed in sources),
+                                   "with_code": len(pairs),
                                    "correct": sum(x.verified for x in measured), "kept": len(keep)}
         if keep:
             model, sft_figures = run_sft(model, tokenizer, keep, recipe.sft, run.path / "trainer" / f"self_train{r}",
