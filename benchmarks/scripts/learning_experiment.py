@@ -88,8 +88,16 @@ def _eval_file(run: Path, stage: str) -> Path:
     return run / "evaluation" / f"{stage}.json"
 
 
-def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: Callable[[str], Any]) -> dict[str, float]:
-    """Every arm of one seed into ``out``; returns wall seconds per phase (phases already done: not timed)."""
+class BudgetSpent(Exception):
+    """``--budget-s`` ran out between two phases: what is done is kept; the same command continues from there."""
+
+
+def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: Callable[[str], Any],
+             deadline: float | None = None, on_phase: Callable[[dict[str, float]], Any] = lambda s: None,
+             ) -> dict[str, float]:
+    """Every arm of one seed into ``out``; returns wall seconds per phase (phases already done: not timed). With a
+    ``deadline`` (``time.monotonic()``), no phase starts after it (:class:`BudgetSpent`); ``on_phase(seconds)`` runs
+    after each phase (the tables are rewritten, so a command stopped later still brings its figures back)."""
     from cudal1.policy.pipeline import train
     from cudal1.policy.recipe import load_recipe
     from cudal1.policy.run_log import RunDir
@@ -104,10 +112,13 @@ def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: 
         if done.exists():
             log(f"seed {seed}: {name} already done")
             return
+        if deadline is not None and time.monotonic() > deadline:
+            raise BudgetSpent(f"seed {seed}: the budget ran out before {name}")
         log(f"seed {seed}: {name}")
         t0 = time.monotonic()
         body()
         seconds[name] = time.monotonic() - t0
+        on_phase(seconds)
 
     sft = out / "sft"
     phase("sft", _eval_file(sft, "sft"), lambda: train(
@@ -290,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     ap.add_argument("--recipe", default="default", help="recipe name in apps/configs/ or a YAML path")
     ap.add_argument("--report", action="store_true", help="only rebuild results.json/.md from what exists")
+    ap.add_argument("--budget-s", type=float, help="start no phase after this many seconds; the same command continues "
+                                                   "where it stopped (a device call's time limit)")
     ap.add_argument("overrides", nargs="*", help="section.key=value overrides for every arm")
     args = ap.parse_args(argv)
     from cudal1.policy.recipe import RecipeError, load_recipe
@@ -306,13 +319,22 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "recipe.yaml").write_text(resolved.to_yaml())
     seconds: dict[int, dict[str, float]] = {}
+    deadline = time.monotonic() + args.budget_s if args.budget_s else None
+    stopped = False
     if not args.report:
-        for s in seeds:
-            seconds[s] = run_seed(args.recipe, args.overrides, s, out / f"seed{s}",
-                                  log=lambda m: print(m, flush=True))
-            report(out, seeds, seconds)
+        try:
+            for s in seeds:
+                seconds[s] = run_seed(args.recipe, args.overrides, s, out / f"seed{s}",
+                                      log=lambda m: print(m, flush=True), deadline=deadline,
+                                      on_phase=lambda done, s=s: report(out, seeds, {**seconds, s: done}))
+                report(out, seeds, seconds)
+        except BudgetSpent as e:
+            print(f"learning_experiment: {e}; run the same command again to continue", flush=True)
+            stopped = True
     result = report(out, seeds, seconds)
     print((out / "results.md").read_text())
+    if stopped:
+        return 3
     return 0 if result["pooled"] else 1
 
 

@@ -62,3 +62,26 @@ def test_verdict_claims_learning_only_when_grpo_clears_both_controls():
     # everything at parity (what a policy that writes no correct code measures): no claim
     assert lx.verdict({a: arm(1.0, 1.0) for a in ("grpo", "sft_long", "search")}).startswith("no learning")
     assert lx.verdict({"grpo": arm(2, 3)}).startswith("no verdict")
+
+
+def test_a_spent_budget_stops_between_phases_and_the_tables_name_the_space_and_split(tmp_path, capsys):
+    # the budget runs out before the first phase: nothing is trained, the command says how to continue (exit 3)
+    assert lx.main(["--out", str(tmp_path), "--seeds", "0", "--budget-s", "1e-9"]) == 3
+    out = capsys.readouterr().out
+    assert "budget ran out before sft" in out and "run the same command again" in out
+    assert not (tmp_path / "seed0" / "sft").exists()
+    md = (tmp_path / "results.md").read_text()
+    assert md.startswith("Recipe default; action space: free; split: builtin-v1 (family).")
+    assert lx.main(["--out", str(tmp_path / "z"), "--seeds", "0", "--report", "action_space.name=zoo",
+                    "action_space.ops=[softmax]", "tasks.split=builtin-compose-v1", "tasks.names=[relu]",
+                    "evaluation.names=[gemm_swiglu]"]) == 1  # no arm has figures yet
+    assert (tmp_path / "z" / "results.md").read_text().startswith(
+        "Recipe default; action space: zoo (menu kernelzoo: softmax); split: builtin-compose-v1 (composition).")
+
+
+def test_a_gpu_recipe_is_refused_without_cuda(tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert lx.main(["--out", str(tmp_path), "--recipe", "embedded-zoo-h200", "--seeds", "0"]) == 2
+    assert "no CUDA GPU" in capsys.readouterr().err
