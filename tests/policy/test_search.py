@@ -66,15 +66,21 @@ def assert_best_is_the_improving_one(out, task, source):
     return entry
 
 
-def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_path, tasks, openai_server):
+def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_path, openai_server):
     """relu gets a correct ModelNew, a wrong one and prose; softmax only prose. One round, then a second on
-    the same folder: only round 2 asks the server, and repeats of stored sources are not evaluated again."""
+    the same folder: only round 2 asks the server, and repeats of stored sources are not evaluated again.
+
+    The correct relu must read verified: at 8 x 64 (calls of microseconds) the parent's clock cannot resolve it on two
+    cores and it read ``timing_unresolved`` now and then (twice on 2026-12-05, once in a full suite on a quiet
+    machine), so this test takes a relu the clock resolves, with a second attempt."""
+    tasks = select_tasks("builtin", ["relu", "softmax"], {**SIZES, "relu": {"BATCH": 128, "DIM": 2048}})
+    cfg = FAST.replace(time_budget_s=0.2, min_rounds=10, max_rounds=30, attempts=2)
     script = {"relu": [respond(RIGHT), respond(WRONG), "I would use a CUDA kernel."],
               "softmax": ["no code, sorry"] * 3}
     openai_server.reply = lambda body, i: script[task_of(body)][i]
     out = tmp_path / "search"
     lines: list[str] = []
-    first = contrastive_search(tasks, backend(openai_server), out, eval_config=FAST, log=lines.append,
+    first = contrastive_search(tasks, backend(openai_server), out, eval_config=cfg, log=lines.append,
                                config=SearchConfig(rounds=1, candidates=3, seed=7))
     assert first.rounds_run == [1] and first.rounds_done == 1
     assert len(openai_server.requests) == 2  # one prompt per task, k choices each
@@ -83,7 +89,7 @@ def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_pa
     # before any success the reference (as ModelNew) is the one exemplar: it is the parent
     relu = tasks[0]
     ref_hash = Candidate(reference_as_modelnew(relu.source)).hash
-    assert "score 1.00" in body["messages"][0]["content"] and "BATCH = 8" in body["messages"][0]["content"]
+    assert "score 1.00" in body["messages"][0]["content"] and "BATCH = 128" in body["messages"][0]["content"]
 
     entry = assert_best_is_the_improving_one(out, "relu", RIGHT)
     assert not (out / "best" / "softmax.py").exists()
@@ -109,7 +115,7 @@ def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_pa
     assert any(re.match(r"round 1/1\s+relu\s+candidates 3 \(code 2, new 2\)\s+ok 1\s+verified 1\s+best", x)
                for x in lines)
 
-    second = contrastive_search(tasks, backend(openai_server), out, eval_config=FAST,
+    second = contrastive_search(tasks, backend(openai_server), out, eval_config=cfg,
                                 config=SearchConfig(rounds=2, candidates=3, seed=7))
     assert second.rounds_run == [2] and len(openai_server.requests) == 4  # only round 2 asked
     prompt2 = openai_server.requests[2]["body"]["messages"][0]["content"]
@@ -122,7 +128,7 @@ def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_pa
     assert_best_is_the_improving_one(out, "relu", RIGHT)
 
     lines.clear()
-    third = contrastive_search(tasks, backend(openai_server), out, eval_config=FAST, log=lines.append,
+    third = contrastive_search(tasks, backend(openai_server), out, eval_config=cfg, log=lines.append,
                                config=SearchConfig(rounds=2, candidates=3, seed=7))
     assert third.rounds_run == [] and len(openai_server.requests) == 4 and "all 2 rounds are done" in lines[0]
 
