@@ -12,6 +12,7 @@ names. ``tests/layout/test_results_index.py`` checks that the committed index is
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 from pathlib import Path
@@ -73,15 +74,17 @@ def unnamed_scripts(named: set[str]) -> list[str]:
 def users_of(script: str) -> list[str]:
     """Files that use ``script`` though no result page names it: other scripts, tests and package modules that
     name it (its file name, or its module name where a script imports it), sorted."""
-    stem = Path(script).stem
-    pattern = re.compile(rf"\b{re.escape(stem)}\b")
-    found = []
-    for base in (SCRIPTS, ROOT / "tests", ROOT / "packages"):
-        for f in base.rglob("*"):
-            if f.suffix in (".py", ".sh") and f.name != script and pattern.search(f.read_text(encoding="utf-8",
-                                                                                               errors="replace")):
-                found.append(str(f.relative_to(ROOT)))
-    return sorted(found)
+    pattern = re.compile(rf"\b{re.escape(Path(script).stem)}\b")
+    return sorted(path for path, text in _code_files() if Path(path).name != script and pattern.search(text))
+
+
+@functools.lru_cache(maxsize=1)
+def _code_files() -> tuple[tuple[str, str], ...]:
+    """(path from the root, text) of every .py and .sh file of benchmarks/scripts, tests and packages, read once
+    for all the scripts :func:`users_of` is asked about."""
+    return tuple((str(f.relative_to(ROOT)), f.read_text(encoding="utf-8", errors="replace"))
+                 for base in (SCRIPTS, ROOT / "tests", ROOT / "packages") for f in base.rglob("*")
+                 if f.suffix in (".py", ".sh") and f.is_file())
 
 
 def render() -> str:

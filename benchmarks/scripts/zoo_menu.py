@@ -24,7 +24,7 @@ PAGE = "benchmarks/results/2026-11-23-zoo-report-h100.md"
 
 def measured_by_op(store: Path, baseline: str, names: list[str]) -> dict[str, list[dict]]:
     """Op -> [{"task", "speedup", "ci"}] over the store's ok rows of ``baseline`` (one per task: the last)."""
-    from cudal1.kernelzoo.menu import ops_imported_by
+    from cudal1.prompts.menu import names_imported_from
 
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     rows = con.execute("select task, status, speedup, candidate_source, record from results order by id").fetchall()
@@ -38,7 +38,7 @@ def measured_by_op(store: Path, baseline: str, names: list[str]) -> dict[str, li
         per_task[task] = (round(float(speedup), 3), ci, src)
     out: dict[str, list[dict]] = {}
     for task, (speedup, ci, src) in sorted(per_task.items()):
-        for op in ops_imported_by(src, names):
+        for op in sorted(names_imported_from(src, "cudal1.kernelzoo") & set(names)):
             out.setdefault(op, []).append({"task": task, "speedup": speedup, "ci": ci})
     return out
 

@@ -17,14 +17,13 @@ Example:
 
 from __future__ import annotations
 
-import ast
 import inspect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MENU_FILE", "build_menu", "menu_file", "menu_op_names", "ops_imported_by"]
+__all__ = ["MENU_FILE", "build_menu", "menu_file", "menu_op_names"]
 
 MENU_FILE = Path(__file__).resolve().parent / "menu.json"
 
@@ -79,21 +78,6 @@ def _summary(name: str, fn: Any) -> str:
         except ImportError:
             doc = inspect.getdoc(inspect.getmodule(fn)) or ""
     return _first_sentence(doc)
-
-
-def ops_imported_by(source: str, names: Iterable[str]) -> list[str]:
-    """The menu ops (of ``names``) a ``ModelNew`` source imports from ``cudal1.kernelzoo`` or its ``ops``
-    modules, sorted; a source that does not parse imports none."""
-    wanted = set(names)
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cudal1.kernelzoo"):
-            found.update(a.name for a in node.names if a.name in wanted)
-    return sorted(found)
 
 
 def build_menu(measured: Mapping[str, list[dict[str, Any]]], source: Mapping[str, Any]) -> dict[str, Any]:

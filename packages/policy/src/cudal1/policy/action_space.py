@@ -17,6 +17,8 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
 
 __all__ = ["SPACES", "ActionSpaceSection", "check", "describe", "menu_text", "off_menu"]
 
@@ -55,33 +57,33 @@ def menu_text(section: ActionSpaceSection) -> str:
     (all when ``ops`` is empty). Raises :class:`cudal1.prompts.MenuError` for an uninstalled menu or unknown op."""
     if section.name != "zoo":
         return ""
-    from cudal1.prompts.menu import load_menu, render_menu
+    from cudal1.prompts.menu import render_menu
 
-    menu = load_menu(section.menu)
+    menu = _installed(section.menu)
     return render_menu(menu.select(section.ops) if section.ops else menu)
 
 
+@cache
+def _installed(name: str) -> Any:
+    """The installed menu ``name`` (:func:`cudal1.prompts.menu.load_menu`), read once per process: every prompt of
+    every stage carries it, and the seed data asks once per released solution."""
+    from cudal1.prompts.menu import load_menu
+
+    return load_menu(name)
+
+
 def off_menu(code: str, section: ActionSpaceSection) -> list[str]:
-    """Names ``code`` imports from the menu's library (the top package of its import lines, e.g. ``cudal1``'s
-    ``kernelzoo``) that the recipe's menu does not show, sorted; empty for the free space or code that does not
+    """Names ``code`` imports from the menu's library (the module of its import lines, e.g. ``cudal1.kernelzoo``, or
+    one of its modules) that the recipe's menu does not show, sorted; empty for the free space or code that does not
     parse. A seed answer using such an op would teach a call the prompt never offers."""
     if section.name != "zoo":
         return []
-    import ast
+    from cudal1.prompts.menu import names_imported_from
 
-    from cudal1.prompts.menu import load_menu
-
-    menu = load_menu(section.menu)
+    menu = _installed(section.menu)
     shown = set(section.ops or menu.names())
-    library = {op.imports.split()[1] for op in menu.ops}  # "from cudal1.kernelzoo import x" -> "cudal1.kernelzoo"
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    used = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-            and any((n.module or "") == lib or (n.module or "").startswith(lib + ".") for lib in library)
-            for a in n.names}
-    return sorted(used - shown)
+    libraries = {op.imports.split()[1] for op in menu.ops}  # "from cudal1.kernelzoo import x" -> "cudal1.kernelzoo"
+    return sorted(set().union(*(names_imported_from(code, lib) for lib in libraries)) - shown)
 
 
 def describe(section: ActionSpaceSection) -> str:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MENU_GROUP", "Menu", "MenuError", "MenuOp", "installed_menus", "load_menu", "read_menu", "render_menu"]
+__all__ = ["MENU_GROUP", "Menu", "MenuError", "MenuOp", "installed_menus", "load_menu", "names_imported_from",
+           "read_menu", "render_menu"]
 
 MENU_GROUP = "cudal1.op_menus"  # entry-point group: menu name -> callable returning the menu's JSON file
 
@@ -85,6 +86,19 @@ class Menu:
         if unknown:
             raise MenuError(f"the {self.name or 'op'} menu has no op {unknown}; it has: {', '.join(have)}")
         return Menu(ops=tuple(have[n] for n in names), source=self.source, name=self.name)
+
+
+def names_imported_from(code: str, library: str) -> set[str]:
+    """The names ``code`` imports (``from X import name``) from ``library`` or one of its modules (``cudal1.kernelzoo``,
+    ``cudal1.kernelzoo.ops.bias_act``); none for code that does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            and ((n.module or "") == library or (n.module or "").startswith(library + ".")) for a in n.names}
 
 
 def read_menu(path: str | Path, name: str = "") -> Menu:
