@@ -440,9 +440,32 @@ def test_calls_per_batch_fit_the_gpu():
     # CPU: a fast task's batch holds many calls (its messages and the worker's stop are spread over them), within
     # the CPU's memory share; a slow one's few
     assert _calls_per_batch(tiny, EvalConfig(device="cpu"), "cpu") == 32
-    big = WorkerReport("setup", "x", call_ms=0.05, set_bytes=32 << 20, out_bytes=32 << 20)
+    big = WorkerReport("setup", "x", call_ms=0.05, set_bytes=32 << 20, out_bytes=32 << 20,
+                       leaves=[{"kind": "tensor", "dtype": "float32", "shape": [8 << 20]}])  # too large to commit
     assert _calls_per_batch(big, EvalConfig(device="cpu"), "cpu") == 4
     assert _calls_per_batch(huge, EvalConfig(device="cpu"), "cpu") == 1
+
+
+def test_cpu_batches_are_cut_to_be_committed():
+    """A CPU task whose outputs can be committed gets few enough calls a batch that they are: relu at 256 x 4096
+    (4 MiB out, 0.6 ms a call) had 23 calls, 92 MiB of outputs, over COMMIT_MAX_BYTES, so its digests (13 ms a call)
+    ran on the parent's clock and an honest copy of the reference read 0.31x on the 2-core CPU (issue 40)."""
+    from cudal1.harness import EvalConfig
+    from cudal1.harness.pair import COMMIT_MAX_BYTES, ReferenceSide, _calls_per_batch
+    from cudal1.harness.protocol import WorkerReport
+
+    leaf = {"kind": "tensor", "dtype": "float32", "shape": [256, 4096]}
+    relu = WorkerReport("setup", "x", call_ms=0.35, set_bytes=4 << 20, out_bytes=4 << 20, leaves=[leaf])
+    n = _calls_per_batch(relu, EvalConfig(device="cpu"), "cpu")
+    assert n == COMMIT_MAX_BYTES // (4 << 20) == 16
+    assert ReferenceSide(None, None, relu, n, [1.0], "cpu").commit
+    assert not ReferenceSide(None, None, relu, 23, [1.0], "cpu").commit  # what it had before
+    # outputs that cannot be committed (a leaf over the outbox's full-copy size) keep the batch the time asks for
+    wide = WorkerReport("setup", "x", call_ms=0.35, set_bytes=4 << 20, out_bytes=24 << 20,
+                        leaves=[{"kind": "tensor", "dtype": "float32", "shape": [6 << 20]}])
+    assert _calls_per_batch(wide, EvalConfig(device="cpu"), "cpu") == 9  # 256 MiB of inputs and outputs
+    # on CUDA nothing is committed and nothing is cut for it
+    assert _calls_per_batch(relu, EvalConfig(device="cuda"), "cuda") == 32
 
 
 def test_lane_cpus_pin_by_default_and_leave_the_first_cores_to_the_parent(monkeypatch):
