@@ -33,6 +33,7 @@ def test_default_recipe_loads_and_overrides_apply():
     (["rounds"], "section.key=value"),
     (["sft.seed_tasks=all"], "sft.seed_tasks"),
     (["sft.seed_kinds=[essay]"], "sft.seed_kinds"),
+    (["policy.generation_batch=0"], "policy.generation_batch"),
     (["sft.seed_tasks=split", "tasks.split=null"], "needs a tasks.split"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):

@@ -104,6 +104,11 @@ def evaluate_stage(stage: str, generate: Callable[[list, SamplingParams], list[l
             if p.code is not None:
                 pairs.append((task, Candidate(p.code, task.name, origin=f"policy:evaluation:{stage}")))
                 where.append((i, j))
+    # said before the harness starts, so a run stopped during it still tells where its time went
+    run.log("evaluation_generated", stage=stage, completions=len(parsed_all), with_code=len(pairs),
+            generation_s=round(gen_s, 3))
+    log(f"evaluation of {stage}: {len(parsed_all)} completions generated in {gen_s:.0f} s, {len(pairs)} with code "
+        f"go to the harness")
     results = evaluate(pairs, run=f"{run.path.name}:evaluation:{stage}") if pairs else []
     got: dict[tuple[int, int], EvalResult] = dict(zip(where, results, strict=True))
     samples = {t.name: [got.get((i, j)) for j in range(len(texts[i]))] for i, t in enumerate(tasks)}

