@@ -217,3 +217,35 @@ def test_keep_warm_forking_pool_keeps_its_template_and_forks_a_worker_per_pair(f
         assert [r.status for r in pool.map([(task, reference_candidate(task))])] == ["ok"]
         assert pool.lanes[0].template is tpl and tpl.worker.proc.pid == pid and tpl.forks == 3
     assert tpl.worker.proc.poll() is not None and _live_worker_children() == []
+
+
+
+def test_the_collector_is_settled_before_anything_is_timed(fixture_tasks, tmp_path, monkeypatch):
+    """Both roles freeze what they hold out of the cyclic collector's reach (``gc.freeze``) once their model is
+    built, before any trial or timed batch, so that no full collection of torch's hundreds of thousands of objects
+    lands in a timed window (candidates may not import ``gc``: the static checks refuse it; the worker's commands run
+    here in-process instead, as its protocol loop would call them)."""
+    import gc
+
+    from cudal1.harness import session as session_mod
+
+    task = fixture_tasks["tiny_linear_relu"]
+    cand = reference_candidate(task)
+    settled: list[str] = []
+    real = session_mod._settle_collector
+    monkeypatch.setattr(session_mod, "_settle_collector", lambda: (settled.append("settled"), real()))
+    try:
+        ref = session_mod.Session("reference", tmp_path / "ref", tmp_path / "ref-outbox")
+        (tmp_path / "ref").mkdir()
+        ref.setup({"seed": 1, "device": "cpu", "task_source": task.source})
+        assert settled == [] and gc.get_freeze_count() == 0  # nothing frozen before the model is configured
+        ref.configure({"baseline": "eager", "n": 2, "seeds": [3, 4]})
+        assert settled == ["settled"] and gc.get_freeze_count() > 10_000
+        gc.unfreeze()
+        ses = session_mod.Session("candidate", tmp_path / "cand", tmp_path / "cand-outbox")
+        (tmp_path / "cand").mkdir()
+        ses.load({"seed": 1, "device": "cpu", "task_source": task.source, "candidate_source": cand.source})
+        assert settled == ["settled", "settled"] and gc.get_freeze_count() > 10_000
+        ses._undo_patches()
+    finally:
+        gc.unfreeze()

@@ -18,6 +18,7 @@ fail or flag a candidate, never pass one.
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 import traceback
 from collections.abc import Iterator
@@ -45,6 +46,18 @@ from .models import (
 from .params import randomise_, share_parameters
 from .task_checks import check_task
 from .timing import Timer
+
+
+def _settle_collector() -> None:
+    """Move every object alive now (torch, the task, the model, the candidate's module) out of the cyclic
+    collector's reach (``gc.freeze``: a list splice, no collection), outside any clocked window. A worker holds
+    hundreds of thousands of such objects (a full collection took 106 ms on a 2-core CPU with torch imported, 334k
+    objects); Python starts full collections on its own whenever enough new objects survive, so without this one
+    could land inside a timed batch or its digest (on an H200 digests stalled 350-520 ms now and then, ten times as
+    often in candidates as in references: benchmarks/results/2026-12-05-harness-timing-h200.md). Afterwards a
+    collection traverses only what was made since. Cyclic garbage frozen here is not reclaimed while the worker
+    lives; a worker runs one candidate (or one task's reference), so that stays small."""
+    gc.freeze()
 
 
 def _synced(device: torch.device) -> float:
@@ -304,6 +317,7 @@ class Session:
         # outside the timed call, so that every output of a batch can still be digested after the batch
         self.copy_outputs = baseline == "compile-reduce-overhead"
         self.sets = sets
+        _settle_collector()
         return {"type": "configured", "free_bytes": self._free_bytes()}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -358,6 +372,7 @@ class Session:
         self.model = self.timed_fn = self.module
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
+        _settle_collector()
         return {"type": "loaded", "build": build, "unmapped": unmapped, "free_bytes": self._free_bytes(),
                 "hints": self.hints()}
 
