@@ -34,11 +34,30 @@ def test_default_recipe_loads_and_overrides_apply():
     (["sft.seed_tasks=all"], "sft.seed_tasks"),
     (["sft.seed_kinds=[essay]"], "sft.seed_kinds"),
     (["policy.generation_batch=0"], "policy.generation_batch"),
+    (["policy.device=gpu"], "policy.device"),
     (["sft.seed_tasks=split", "tasks.split=null"], "needs a tasks.split"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):
     with pytest.raises(RecipeError, match=match):
         Recipe.from_dict({}, overrides)
+
+
+def test_policy_device_follows_cuda_and_a_cuda_policy_is_refused_without_it(monkeypatch):
+    import torch
+
+    from cudal1.policy.loading import policy_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert policy_device(Recipe.from_dict({}).policy) == torch.device("cpu")
+    r = Recipe.from_dict({}, ["policy.device=cuda", "eval.device=cpu"])
+    with pytest.raises(RecipeError, match="policy.device: cuda"):
+        r.require_runnable_here()
+    with pytest.raises(RuntimeError, match="no CUDA device is visible"):
+        policy_device(r.policy)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    # auto on a GPU machine: the rank's GPU (before 2026-12-05 the policy stayed on the CPU and generated there)
+    assert policy_device(Recipe.from_dict({}).policy) == torch.device("cuda", 3)
 
 
 def test_unknown_recipe_lists_known_ones():

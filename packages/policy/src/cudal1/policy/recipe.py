@@ -34,7 +34,8 @@ class PolicySection:
     tiny Llama with the embedded tokenizer, for smoke runs; its size: tiny_hidden_size, tiny_layers);
     ``tokenizer``: folder for ``tiny`` (default: the embedded one). dtype: float32 | bfloat16 | float16. LoRA adapters when ``lora`` is true.
     ``generation_batch``: sequences per ``generate`` call of the local backend (evaluation, self-training, the
-    search): 8 keeps a 2-core CPU's memory small; a GPU holds many more, and each call costs one pass per token."""
+    search): 8 keeps a 2-core CPU's memory small; a GPU holds many more, and each call costs one pass per token.
+    ``device``: where the policy runs (``auto``: the GPU when CUDA is visible, else the CPU; ``cpu``; ``cuda``)."""
 
     model: str = "embedded"
     tokenizer: str | None = None
@@ -47,6 +48,7 @@ class PolicySection:
     tiny_hidden_size: int = 64
     tiny_layers: int = 2
     generation_batch: int = 8
+    device: str = "auto"
 
 
 @dataclass
@@ -256,6 +258,9 @@ class Recipe:
         if self.policy.generation_batch < 1:
             raise RecipeError(f"policy.generation_batch {self.policy.generation_batch}: sequences per generate call, "
                               "at least 1")
+        if self.policy.device not in ("auto", "cpu", "cuda"):
+            raise RecipeError(f"policy.device {self.policy.device!r}: write auto (the GPU when CUDA is visible), cpu "
+                              "or cuda")
         if self.sft.seed_tasks not in ("train", "split"):
             raise RecipeError(f"sft.seed_tasks {self.sft.seed_tasks!r}: write train (the recipe's train tasks) or "
                               "split (every train task of tasks.split)")
@@ -281,6 +286,9 @@ class Recipe:
             raise RecipeError(f"recipe {self.name} measures its rewards on a GPU (eval.device: {self.eval.device}) "
                               "and this machine has no CUDA GPU: run it on a GPU machine, run the default recipe, or "
                               "override eval.device=cpu (CPU timings, a different experiment)")
+        if self.policy.device == "cuda" and not torch.cuda.is_available():
+            raise RecipeError(f"recipe {self.name} runs its policy on a GPU (policy.device: cuda) and this machine has "
+                              "no CUDA GPU: run it on a GPU machine or override policy.device=auto")
 
     def harness_config(self, stage: dict[str, Any] | None = None, *, where: str = "eval.harness",
                        device: str | None = None) -> Any:
