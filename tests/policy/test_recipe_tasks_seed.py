@@ -35,6 +35,7 @@ def test_default_recipe_loads_and_overrides_apply():
     (["sft.seed_kinds=[essay]"], "sft.seed_kinds"),
     (["policy.generation_batch=0"], "policy.generation_batch"),
     (["policy.device=gpu"], "policy.device"),
+    (["grpo.prompts_per_generation=-1"], "grpo.prompts_per_generation"),
     (["sft.seed_tasks=split", "tasks.split=null"], "needs a tasks.split"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):

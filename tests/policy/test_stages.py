@@ -127,6 +127,15 @@ def test_pipeline_end_to_end_and_resume(tmp_path):
     assert RunDir(run.path).state()["grpo_rounds_done"] == 2
 
 
+def test_a_round_drawn_at_once_generates_once_for_all_its_steps(tmp_path):
+    # grpo.prompts_per_generation 0: one generate call for the round's two prompts, then two optimizer steps
+    run = RunDir(tmp_path / "once")
+    train(tiny_recipe(grpo={"prompts_per_generation": 0}, sft={"max_steps": 1}), run, log=lambda s: None)
+    first, second = run.events("grpo_step")
+    assert first["generation_s"] > 0 and first["completions"] == 4
+    assert second["generation_s"] == 0 and second["completions"] == 0
+
+
 def test_lora_pipeline_trains_adapters_only(tmp_path):
     run = RunDir(tmp_path / "lora")
     train(tiny_recipe(policy={"lora": True, "lora_r": 4, "lora_alpha": 8}, sft={"max_steps": 1}), run,

@@ -3,7 +3,8 @@
 Each round rebuilds its prompts from the results store (cudal1.policy.contrastive: exemplars drawn by score
 bucket from everything measured so far, this run's earlier rounds included) for every train task
 (``prompts_per_task`` each, in a shuffled order), trains one optimizer step per prompt (``num_generations``
-completions, rewarded by cudal1.policy.rewarding.HarnessReward), then saves the policy to the run's checkpoint and records the round
+completions, rewarded by cudal1.policy.rewarding.HarnessReward; ``prompts_per_generation`` prompts' completions drawn
+in one generate call), then saves the policy to the run's checkpoint and records the round
 in state.json, so an interrupted run resumes at the next round.
 
 Every step is logged to metrics.jsonl with its time split: generation (the trainer's ``_generate``), reward
@@ -138,9 +139,11 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         rng.shuffle(rows)  # every train task, every round
         run.log("grpo_round_prompts", round=r, prompts=len(rows), tasks=[x["task"] for x in rows],
                 exemplars=[x["exemplars"] for x in rows])
+        per_generation = min(g.prompts_per_generation or len(rows), len(rows))  # 0: the whole round at once
         args = GRPOConfig(
             output_dir=str(run.path / "trainer" / f"grpo-round{r}"), per_device_train_batch_size=micro,
-            gradient_accumulation_steps=g.num_generations // micro, num_generations=g.num_generations, max_completion_length=g.max_completion_length,
+            gradient_accumulation_steps=g.num_generations // micro,
+            steps_per_generation=g.num_generations // micro * per_generation, num_generations=g.num_generations, max_completion_length=g.max_completion_length,
             temperature=g.temperature, top_p=g.top_p, learning_rate=g.learning_rate, beta=g.beta,
             max_steps=len(rows), logging_steps=1, save_strategy="no", report_to=recipe.report_to,
             seed=recipe.seed + r, use_cpu=not cuda, shuffle_dataset=False, use_vllm=g.use_vllm,

@@ -36,7 +36,7 @@ SET_BY_CUDAL1 = frozenset({
     "output_dir", "per_device_train_batch_size", "gradient_accumulation_steps", "num_generations",
     "max_completion_length", "temperature", "top_p", "learning_rate", "beta", "max_steps", "logging_steps",
     "save_strategy", "report_to", "seed", "use_cpu", "shuffle_dataset", "use_vllm", "vllm_mode",
-    "gradient_checkpointing", "bf16"})
+    "gradient_checkpointing", "bf16", "steps_per_generation", "generation_batch_size"})
 
 
 def trl_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +58,8 @@ def trl_settings(settings: dict[str, Any]) -> dict[str, Any]:
     ours = sorted(set(settings) & SET_BY_CUDAL1)
     if ours:
         raise ValueError(f"grpo.trl: cudal1 sets {ours} itself: use the recipe's own key (grpo.num_generations, "
-                         "grpo.temperature, policy.gradient_checkpointing, ...), not grpo.trl")
+                         "grpo.temperature, policy.gradient_checkpointing, grpo.prompts_per_generation, ...), "
+                         "not grpo.trl")
     return dict(settings)
 
 
