@@ -97,17 +97,33 @@ class _Launches:
 
 class _ChangeStores(ast.NodeTransformer):
     """Inside ``@triton.jit`` functions, every stored value ``v`` (``tl.store(p, v)``, ``tl.atomic_*(p, v)``)
-    becomes ``v + 1``."""
+    becomes ``v + 1``; a ``@triton.jit`` helper that stores nothing (a device function inlined into kernels, such
+    as a convolution tile) returns ``v + 1`` instead of ``v``."""
 
     def __init__(self) -> None:
         self.changed = 0
         self._in_kernel = False
+        self._helper = False
+
+    @staticmethod
+    def _stores(node: ast.AST) -> bool:
+        return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                   and (c.func.attr == "store" or c.func.attr.startswith("atomic_")) for c in ast.walk(node))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
-        outer = self._in_kernel
-        self._in_kernel = outer or any("jit" in ast.unparse(d) for d in node.decorator_list)
+        outer = (self._in_kernel, self._helper)
+        jit = any("jit" in ast.unparse(d) for d in node.decorator_list)
+        self._in_kernel = outer[0] or jit
+        self._helper = jit and not self._stores(node)
         self.generic_visit(node)
-        self._in_kernel = outer
+        self._in_kernel, self._helper = outer
+        return node
+
+    def visit_Return(self, node: ast.Return) -> ast.Return:
+        self.generic_visit(node)
+        if self._helper and node.value is not None:
+            node.value = ast.BinOp(node.value, ast.Add(), ast.Constant(1))
+            self.changed += 1
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.Call:
@@ -121,7 +137,8 @@ class _ChangeStores(ast.NodeTransformer):
 
 
 def stores_changed(src: str) -> tuple[str, int]:
-    """``src`` with every value its kernels store changed by +1, and how many stores were changed."""
+    """``src`` with every value its kernels store (or its store-free helpers return) changed by +1, and how many
+    were changed."""
     t = _ChangeStores()
     tree = ast.fix_missing_locations(t.visit(ast.parse(src)))
     return ast.unparse(tree), t.changed
@@ -190,7 +207,56 @@ def test_kernels_run_interpreted_and_a_changed_store_fails(key, tasks, tmp_path,
 def test_a_changed_store_is_found_and_an_honest_file_is_not_flagged():
     """The mutation finds stores of every kind inside kernels only (the host code is left alone)."""
     src = ("import triton\nimport triton.language as tl\n@triton.jit\ndef k(p, q):\n    tl.store(p, 1.0)\n"
-           "    tl.atomic_add(q, 2.0)\ndef host(x):\n    x.store(1, 2)\n")
+           "    tl.atomic_add(q, 2.0)\n    return\n@triton.jit\ndef tile(x):\n    return x * 2\n"
+           "def host(x):\n    x.store(1, 2)\n    return x\n")
     out, n = stores_changed(src)
-    assert n == 2 and "tl.store(p, 1.0 + 1)" in out and "tl.atomic_add(q, 2.0 + 1)" in out
-    assert "x.store(1, 2)" in out
+    assert n == 3 and "tl.store(p, 1.0 + 1)" in out and "tl.atomic_add(q, 2.0 + 1)" in out
+    assert "return x * 2 + 1" in out and "x.store(1, 2)" in out and out.endswith("return x")
+
+
+BLOCKS = Path(__file__).resolve().parents[2] / "packages" / "kernelzoo" / "src" / "cudal1" / "kernelzoo" / "blocks"
+#: each blocks/ module with Triton kernels -> the set's files that import it
+BLOCK_USERS = {
+    b.stem: sorted(k for k in FILES if task_of(k) not in UNREACHED and task_of(k) not in TOO_SLOW
+                   and f"blocks.{b.stem} import" in FILES[k].read_text(encoding="utf-8"))
+    for b in sorted(BLOCKS.glob("*.py")) if "@triton.jit" in b.read_text(encoding="utf-8")
+}
+
+
+def _changed_block(block: str, tmp_path: Path) -> Any:
+    """``cudal1.kernelzoo.blocks.<block>`` loaded from a copy whose kernels' stored values are changed by +1 (a
+    file, so that Triton's interpreter can read the kernels' source; relative imports resolve in the package)."""
+    import importlib.util
+
+    src, changed = stores_changed((BLOCKS / f"{block}.py").read_text(encoding="utf-8"))
+    assert changed > 0, f"blocks/{block}.py: nothing stored or returned in its kernels"
+    path = tmp_path / f"{block}.py"
+    path.write_text(src, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"cudal1.kernelzoo.blocks.{block}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("block", sorted(b for b, users in BLOCK_USERS.items() if users))
+def test_a_changed_block_kernel_fails_a_solution_that_uses_it(block, tasks, tmp_path, monkeypatch):
+    """blocks/ kernels (``bn_act``, ``densenet``, ``netvlad``, ``shufflenet`` have no tests of their own): with every
+    value they store changed by +1, a solution of the set that imports the block no longer matches its reference."""
+    import sys
+
+    launches = _Launches(monkeypatch)
+    monkeypatch.setitem(sys.modules, f"cudal1.kernelzoo.blocks.{block}", _changed_block(block, tmp_path))
+    tried = []
+    for key in BLOCK_USERS[block]:
+        name = task_of(key)
+        if missing_imports(tasks[name].source):
+            continue
+        tried.append(key)
+        try:
+            n, cmp = run_claiming_cuda(name, FILES[key].read_text(encoding="utf-8"), tasks, tmp_path / key, launches)
+        except Exception:  # noqa: BLE001 - a changed kernel that breaks the run is caught too
+            return
+        if not cmp.ok:
+            return
+    pytest.fail(f"blocks/{block}.py: its kernels' stored values changed by +1 and every user still matched its "
+                f"reference: {tried}")
