@@ -1,13 +1,31 @@
-"""Fixtures shared by several test folders: a local HTTP server speaking the OpenAI chat-completions protocol."""
+"""Fixtures shared by several test folders: a local HTTP server speaking the OpenAI chat-completions protocol.
+And one rule for the KernelBench tests: with ``CUDAL1_REQUIRE_KERNELBENCH=1`` (set by .ci/run wherever
+``../shared/kernelbench-v0`` exists) a test skipped because KernelBench's task files were not found fails instead,
+so a wrong path cannot skip the set's checks silently."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+#: the reason every KernelBench test module gives when it skips for want of the task files
+KERNELBENCH_MISSING = "KernelBench task files not found"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if (report.skipped and os.environ.get("CUDAL1_REQUIRE_KERNELBENCH") == "1"
+            and isinstance(report.longrepr, tuple) and KERNELBENCH_MISSING in str(report.longrepr[2])):
+        report.outcome = "failed"
+        report.longrepr = (f"{report.longrepr[2]}, but CUDAL1_REQUIRE_KERNELBENCH=1 (.ci/run found KernelBench beside "
+                           "the checkout): the KernelBench tests must run, not skip")
 
 
 class FakeOpenAI:
