@@ -193,7 +193,8 @@ def _search(recipe: Any, checkpoint: Path, out: Path, log: Callable[[str], Any])
     log(f"search: {rounds} round(s) x {per} completions x {len(held)} held-out task(s) "
         f"(budget {b['training'] + b['evaluation']})")
     t0 = time.monotonic()
-    backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch)
+    backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch,
+                                  merge_adapters=recipe.policy.merge_for_generation)
     contrastive_search(held, backend, out, config=config, eval_config=eval_config(recipe, ev.harness), log=log)
     store = ResultStore(out / "results.sqlite")
     try:

@@ -55,7 +55,8 @@ def main() -> None:
     rows: list[dict] = []
 
     def sample(stage: str) -> None:
-        backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch)
+        backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch,
+                                      merge_adapters=recipe.policy.merge_for_generation)
         probe = [(t, "train") for t in tasks] + [(t, "held_out") for t in held]
         t0 = time.monotonic()
         menu = menu_text(recipe.action_space)

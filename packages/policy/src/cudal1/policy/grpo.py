@@ -23,6 +23,7 @@ import torch
 from .action_space import menu_text
 from .contrastive import build_prompt_rows
 from .loading import is_peft
+from .merging import adapters_merged
 from .recipe import Recipe
 from .rewarding import HarnessReward
 from .run_log import RunDir, peak_rss_gib
@@ -35,14 +36,18 @@ def _trainer_class() -> type:
     from trl import GRPOTrainer
 
     class TimedGRPOTrainer(GRPOTrainer):
-        """GRPOTrainer that adds up the seconds spent generating completions."""
+        """GRPOTrainer that adds up the seconds spent generating completions (with the LoRA adapters merged while it
+        generates when ``merge_for_generation``)."""
 
         generation_s = 0.0
+        merge_for_generation = False
 
         def _generate(self, prompts: list) -> Any:
             t0 = time.monotonic()
             try:
-                return super()._generate(prompts)
+                merge = self.merge_for_generation and not (self.is_deepspeed_enabled or self.use_vllm)
+                with adapters_merged(self.model, merge):
+                    return super()._generate(prompts)
             finally:
                 self.generation_s += time.monotonic() - t0
 
@@ -156,6 +161,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
                               processing_class=tokenizer, callbacks=[callback],
                               peft_config=None if is_peft(model) else peft_config)
         callback.trainer = trainer
+        trainer.merge_for_generation = recipe.policy.merge_for_generation
         t0 = time.monotonic()
         trainer.train()
         model = trainer.model

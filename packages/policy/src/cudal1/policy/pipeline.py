@@ -136,7 +136,8 @@ def evaluate_held_out(recipe: Recipe, run: RunDir, held: list[Task], store: Resu
     from .evaluation import evaluate_stage
 
     cfg = eval_config(recipe, ev_sec.harness)
-    backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch)
+    backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch,
+                                  merge_adapters=recipe.policy.merge_for_generation)
     evaluator = _make_evaluator(recipe, cfg, store)
     try:
         fig = evaluate_stage(stage, backend.generate, held, evaluator.evaluate, run,

@@ -35,7 +35,10 @@ class PolicySection:
     ``tokenizer``: folder for ``tiny`` (default: the embedded one). dtype: float32 | bfloat16 | float16. LoRA adapters when ``lora`` is true.
     ``generation_batch``: sequences per ``generate`` call of the local backend (evaluation, self-training, the
     search): 8 keeps a 2-core CPU's memory small; a GPU holds many more, and each call costs one pass per token.
-    ``device``: where the policy runs (``auto``: the GPU when CUDA is visible, else the CPU; ``cpu``; ``cuda``)."""
+    ``device``: where the policy runs (``auto``: the GPU when CUDA is visible, else the CPU; ``cpu``; ``cuda``).
+    ``merge_for_generation``: LoRA adapters merged into the weights while the policy generates (evaluation,
+    self-training, the search, GRPO's completions), the base weights restored exactly after
+    (:mod:`cudal1.policy.merging`); GRPO skips it under DeepSpeed and with vLLM (which merges for itself)."""
 
     model: str = "embedded"
     tokenizer: str | None = None
@@ -49,6 +52,7 @@ class PolicySection:
     tiny_layers: int = 2
     generation_batch: int = 8
     device: str = "auto"
+    merge_for_generation: bool = False
 
 
 @dataclass

@@ -39,7 +39,8 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
                                  bucket_width=recipe.grpo.bucket_width, rng=rng,
                                  count_tokens=lambda s: len(tokenizer(s, add_special_tokens=False)["input_ids"]),
                                  max_tokens=recipe.grpo.prompt_budget_tokens, menu=menu_text(recipe.action_space))
-        backend = TransformersBackend(model, tokenizer, batch_size=recipe.policy.generation_batch)
+        backend = TransformersBackend(model, tokenizer, batch_size=recipe.policy.generation_batch,
+                                      merge_adapters=recipe.policy.merge_for_generation)
         params = SamplingParams(max_new_tokens=st.max_new_tokens, temperature=st.temperature, n=st.samples_per_task,
                                 seed=recipe.seed + r)
         outputs = backend.generate([row["prompt"] for row in rows], params)

@@ -23,10 +23,11 @@ __all__ = ["TransformersBackend"]
 class TransformersBackend:
     """``model``: a transformers causal LM (peft-wrapped is fine); ``tokenizer``: its tokenizer, with a chat
     template. ``device``: where to run (default: where the model already is; given, the model is moved
-    there). ``name``: how results name this backend (default ``hf:<model name_or_path>``)."""
+    there). ``name``: how results name this backend (default ``hf:<model name_or_path>``). ``merge_adapters``: a
+    peft model's LoRA adapters merged into its weights while it generates (:mod:`cudal1.policy.merging`)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, device: str | torch.device | None = None, batch_size: int = 8,
-                 name: str | None = None) -> None:
+                 name: str | None = None, merge_adapters: bool = False) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1 (sequences per generate call), got {batch_size}")
         if not getattr(tokenizer, "chat_template", None):
@@ -39,6 +40,7 @@ class TransformersBackend:
         if device is not None:
             model = model.to(device)
         self.model, self.tokenizer, self.batch_size = model, tokenizer, batch_size
+        self.merge_adapters = merge_adapters
         self.name = name or f"hf:{getattr(getattr(model, 'config', None), 'name_or_path', '') or type(model).__name__}"
 
     @classmethod
@@ -79,6 +81,8 @@ class TransformersBackend:
         texts = [self.render(c) for c in chats]
         model = self.model
         was_training = model.training
+        from ..merging import adapters_merged
+
         device = self.device
         fork = [device] if device.type == "cuda" else []
         out: list[list[str]] = []
@@ -86,7 +90,7 @@ class TransformersBackend:
         step = max(1, self.batch_size // per_call)
         model.eval()
         try:
-            with torch.random.fork_rng(devices=fork), torch.no_grad():
+            with torch.random.fork_rng(devices=fork), torch.no_grad(), adapters_merged(model, self.merge_adapters):
                 if params.seed is not None:
                     torch.manual_seed(params.seed)
                 for start in range(0, len(texts), step):
