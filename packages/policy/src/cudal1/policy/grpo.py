@@ -148,7 +148,8 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         args = GRPOConfig(
             output_dir=str(run.path / "trainer" / f"grpo-round{r}"), per_device_train_batch_size=micro,
             gradient_accumulation_steps=g.num_generations // micro,
-            steps_per_generation=g.num_generations // micro * per_generation, num_generations=g.num_generations, max_completion_length=g.max_completion_length,
+            steps_per_generation=g.num_generations // micro * per_generation, num_generations=g.num_generations,
+            max_completion_length=g.max_completion_length,
             temperature=g.temperature, top_p=g.top_p, learning_rate=g.learning_rate, beta=g.beta,
             max_steps=len(rows), logging_steps=1, save_strategy="no", report_to=recipe.report_to,
             seed=recipe.seed + r, use_cpu=not cuda, shuffle_dataset=False, use_vllm=g.use_vllm,

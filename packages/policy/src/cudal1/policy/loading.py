@@ -70,7 +70,7 @@ def load_policy(section: PolicySection, *, seed: int = 0, checkpoint: str | Path
     ``section.lora``)."""
     model, tok, peft_config = _load(section, seed=seed, checkpoint=checkpoint)
     # generation before any trainer (the base model's evaluation, self-training, the search) runs where the
-    # model is: left on the CPU, a GPU recipe generated there (2026-12-05: 32 completions unfinished in 525 s)
+    # model is: left on the CPU, a GPU recipe generated there (benchmarks/results/2026-12-05-learning-h200.md)
     return model.to(policy_device(section)), tok, peft_config
 
 

@@ -151,8 +151,8 @@ class GRPOSection:
     ``prompts_per_generation``: prompts whose completions one ``generate`` call draws (trl's
     ``steps_per_generation``, counted in prompts): 1 (default, as trl) draws each step's group just before its
     step; 0 draws the whole round at once, and its steps then train on completions of the round's starting policy
-    (trl corrects for that with importance weights). A generation step costs about the same for 8 sequences as for
-    64 on a GPU (2026-12-05, H200: 35-50 s for 8 completions of 640 tokens), so GPU recipes draw the round at once."""
+    (trl corrects for that with importance weights). On a GPU a small policy's generation step costs about the same
+    for 8 sequences as for 64 (benchmarks/results/2026-12-05-learning-h200.md), so GPU recipes draw the round at once."""
 
     enabled: bool = True
     rounds: int = 2

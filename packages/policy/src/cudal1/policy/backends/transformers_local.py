@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from ..merging import adapters_merged
 from .base import BackendError, Messages, SamplingParams, check_prompts
 
 __all__ = ["TransformersBackend"]
@@ -81,8 +82,6 @@ class TransformersBackend:
         texts = [self.render(c) for c in chats]
         model = self.model
         was_training = model.training
-        from ..merging import adapters_merged
-
         device = self.device
         fork = [device] if device.type == "cuda" else []
         out: list[list[str]] = []
