@@ -95,21 +95,58 @@ def test_a_twin_that_cannot_run_leaves_the_rejection(drifted_pair):
     assert "error" in run.obs.timing["drift_recheck"]
 
 
-def test_a_reference_slower_than_a_copy_of_itself_beside_the_twin_is_not_trusted(fast_config, monkeypatch):
+SIXFOLD_TASK = '''"""Drift re-check fixture: the same product and tanh computed six times and summed."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(features, features) / features**0.5)
+
+    def forward(self, x):
+        return sum(torch.tanh(x @ self.weight) for _ in range(6))
+
+
+def get_inputs():
+    return [torch.randn(96, 256)]
+
+
+def get_init_inputs():
+    return [256]
+'''
+
+COMPUTE_ONCE = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(features, features) / features**0.5)
+
+    def forward(self, x):
+        return 6.0 * torch.tanh(x @ self.weight)
+'''
+
+
+def test_a_reference_slower_than_a_copy_of_itself_beside_the_twin_is_not_trusted(fast_config, monkeypatch, tmp_path):
     """Issue 40: another program slowing the reference's process (270x for an honest rewrite on a loaded 2-core
     machine) is not the candidate's doing, so the re-check clears the drift; but when the reference also ran slower
     than the twin beside it, the speedup is inflated, and the pair is kept with ``reference_slowed`` (suspect: not
     verified). Simulated here with a twin that is honestly faster than the reference (it computes once what the
-    reference computes twice), so that the reference looks slower than its "copy"."""
-    from pathlib import Path
-
+    reference computes six times: about 4-5x), so that the reference looks slower than its "copy". The drift
+    limit is 100%, as in the fixture above: the reference's paired time beside the candidate and beside the twin
+    moves by tens of percent on a loaded 2-core machine (28% in one CI run), while the twin's speedup (> 2x
+    flags) stays far above it."""
     from cudal1.harness import Candidate, load_suite
     from cudal1.harness.flags import verified
 
-    fix = Path(__file__).parent / "fixtures"
-    task = next(t for t in load_suite(f"dir:{fix / 'timing_tasks'}") if t.name == "twice_product")
-    fast = Candidate(source=(fix / "timing" / "compute_once.py").read_text(), task=task.name)
-    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 0.25)
+    (tmp_path / "sixfold_product.py").write_text(SIXFOLD_TASK)
+    task = next(t for t in load_suite(f"dir:{tmp_path}") if t.name == "sixfold_product")
+    fast = Candidate(source=COMPUTE_ONCE, task=task.name)
+    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 1.0)
     monkeypatch.setattr(pair, "reference_candidate", lambda t: fast)  # the twin: faster than the reference
     made: list[WorkerProcess] = []
     try:
@@ -129,6 +166,6 @@ def test_a_reference_slower_than_a_copy_of_itself_beside_the_twin_is_not_trusted
         for w in made:
             w.close()
     info = obs.timing["drift_recheck"]
-    assert info["cleared"] and info["twin_speedup"] > 1.25, info
+    assert info["cleared"] and info["twin_speedup"] > 2.0, info
     assert obs.timing_failure is None and "reference_slowed" in obs.flags, (obs.flags, info)
     assert not verified("ok", obs.flags)
