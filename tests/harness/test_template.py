@@ -75,7 +75,7 @@ class _NoWipe(WorkerTemplate):
         from cudal1.harness.process import WorkerProcess
 
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.worker = WorkerProcess("candidate", self.env, sandboxed=self.sandboxed, hidden=kw.get("hidden"),
+        self.worker = WorkerProcess(self.role, self.env, sandboxed=self.sandboxed, hidden=kw.get("hidden"),
                                     limits=kw.get("limits"), template_fd=theirs.fileno(), wipe=False)
         theirs.close()
 
@@ -97,3 +97,29 @@ def test_nothing_a_candidate_writes_reaches_the_next(fixture_tasks, fast_config,
         assert reader.status == "ok", reader.reason
     else:
         assert reader.status == "incorrect", (reader.status, reader.reason)
+
+
+def test_a_forking_pool_forks_each_reference_from_a_reference_template(fixture_tasks, fast_config):
+    """Both sides of a pair are forked alike (a forked candidate beside a started reference had the difference in
+    their protocol speeds to hide work in): each task's reference worker is a child of the lane's reference template,
+    which is unsandboxed, of the reference role, and lives across tasks while a call keeps the pool warm."""
+    from cudal1.harness.template import ForkedWorker
+
+    tasks = [fixture_tasks["tiny_linear_relu"], fixture_tasks["tiny_layernorm"]]
+    with EvalPool(fast_config, fork_workers=True, keep_warm=True) as pool:
+        results = pool.map([(t, reference_candidate(t)) for t in tasks])
+        lane = pool.lanes[0]
+        tpl = lane.ref_template
+        assert tpl is not None and tpl.alive and tpl.role == "reference" and tpl.forks == 2
+        assert not tpl.worker.sandboxed and tpl.children() == {lane.ref.worker.proc.pid}
+        assert isinstance(lane.ref.worker, ForkedWorker) and lane.ref.worker.role == "reference"
+        assert lane.template is not None and lane.template.role == "candidate" and lane.template.forks == 2
+    assert [r.status for r in results] == ["ok", "ok"], [r.reason for r in results]
+    assert tpl.worker.proc.poll() is not None
+
+
+def test_a_reference_template_is_never_sandboxed():
+    with pytest.raises(ValueError, match="never sandboxed"):
+        WorkerTemplate({"CUDA_VISIBLE_DEVICES": ""}, role="reference", sandboxed=True)
+    with pytest.raises(ValueError, match="'candidate' or 'reference'"):
+        WorkerTemplate({"CUDA_VISIBLE_DEVICES": ""}, role="judge")

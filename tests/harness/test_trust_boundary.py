@@ -125,8 +125,15 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module", params=["forked", "started"])
+def fork_workers(request) -> bool:
+    """Both ways a pool makes its workers: forked from warm templates (a CPU pool's default) and started one by one
+    (a GPU pool's, and wherever templates cannot run): the boundary must hold in each."""
+    return request.param == "forked"
+
+
 @pytest.fixture(scope="module")
-def verdicts(task, fast_config):
+def verdicts(task, fast_config, fork_workers):
     """Every boundary fixture and its twin, evaluated by one pool (a secret planted in the environment, a
     listener on the loopback)."""
     names = [n for pair in CASES.items() for n in pair if n]
@@ -141,7 +148,8 @@ def verdicts(task, fast_config):
     try:
         # a candidate that makes its own process slow (a trace function, a mode on every torch call) times out
         # rather than holding the suite for the default minute
-        pool = EvalPool(fast_config.replace(run_timeout_s=20), cpu_lanes=2)
+        pool = EvalPool(fast_config.replace(run_timeout_s=20), cpu_lanes=2, fork_workers=fork_workers)
+        assert all(lane.fork == fork_workers for lane in pool.lanes)
         pairs = [(task, fixture(n)) for n in names] + [(task, fixture_from("candidates/slow.py"))]
         results = dict(zip([*names, "slow"], pool.map(pairs), strict=True))
         deadline = time.monotonic() + 5
@@ -208,7 +216,7 @@ def test_daemons_die_with_the_pair(verdicts):
     assert results["child_process_waited"].status == "ok"
 
 
-def test_daemons_die_with_the_pair_where_no_cgroup_can_be_made(task, fast_config, monkeypatch):
+def test_daemons_die_with_the_pair_where_no_cgroup_can_be_made(task, fast_config, monkeypatch, fork_workers):
     """Where no cgroup can be made (the H100 hosts of 2026-11-27), only the parent's own kill ends a helper that
     the candidate started with ``setsid``: a sandboxed worker's PID namespace init runs in a session of its own,
     outside the process group the parent kills. (Failed before ``process.descendants``: the helper outlived the
@@ -219,7 +227,7 @@ def test_daemons_die_with_the_pair_where_no_cgroup_can_be_made(task, fast_config
     for pid in _daemons():
         os.kill(pid, 9)
     try:
-        res = EvalPool(fast_config, cpu_lanes=1).evaluate(task, fixture("setsid_daemon"))
+        res = EvalPool(fast_config, cpu_lanes=1, fork_workers=fork_workers).evaluate(task, fixture("setsid_daemon"))
         deadline = time.monotonic() + 5
         while _daemons() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -246,15 +254,15 @@ def test_secrets_in_the_environment_do_not_reach_the_candidate(verdicts):
 
 
 @needs_sandbox
-def test_memory_bomb_hits_the_workers_limit(task, fast_config):
-    pool = EvalPool(fast_config.replace(memory_limit_gb=1.5))
+def test_memory_bomb_hits_the_workers_limit(task, fast_config, fork_workers):
+    pool = EvalPool(fast_config.replace(memory_limit_gb=1.5), fork_workers=fork_workers)
     bomb, modest = pool.map([(task, fixture("memory_bomb")), (task, fixture("memory_modest"))])
     assert bomb.status in ("runtime_error", "compile_error"), (bomb.status, bomb.reason)
     assert "memory" in bomb.reason.lower() or "MemoryError" in bomb.reason or "SIGKILL" in bomb.reason, bomb.reason
     assert modest.status == "ok", (modest.status, modest.reason)
 
 
-def test_memory_bomb_hits_the_workers_limit_where_no_cgroup_can_be_made(task, fast_config, monkeypatch):
+def test_memory_bomb_hits_the_workers_limit_where_no_cgroup_can_be_made(task, fast_config, monkeypatch, fork_workers):
     """Without a memory cgroup (the H100 hosts of 2026-11-27) the limit is the worker's own address-space cap,
     set after its imports (``sandbox.limit_address_space``): the bomb still fails, the modest twin still passes.
     (A harness that dropped the exec-time ``RLIMIT_AS``, which a CUDA build of torch cannot start under, without
@@ -262,7 +270,7 @@ def test_memory_bomb_hits_the_workers_limit_where_no_cgroup_can_be_made(task, fa
     from cudal1.harness import sandbox
 
     monkeypatch.setattr(sandbox, "cgroup_support", lambda: "")
-    pool = EvalPool(fast_config.replace(memory_limit_gb=1.5))
+    pool = EvalPool(fast_config.replace(memory_limit_gb=1.5), fork_workers=fork_workers)
     bomb, modest = pool.map([(task, fixture("memory_bomb")), (task, fixture("memory_modest"))])
     assert bomb.status in ("runtime_error", "compile_error"), (bomb.status, bomb.reason)
     assert "memory" in bomb.reason.lower() or "MemoryError" in bomb.reason or "SIGKILL" in bomb.reason, bomb.reason

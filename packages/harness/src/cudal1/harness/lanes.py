@@ -69,9 +69,10 @@ class Lane:
     def __init__(self, spec: LaneSpec, device: str, env: dict[str, str], spares: int,
                  cpus: tuple[int, ...] | None = None, fork: bool = False) -> None:
         self.spec, self.device, self.env = spec, device, env
-        self.fork = fork  # candidate workers forked from a warm template (cudal1.harness.template), not started
+        self.fork = fork  # workers forked from warm templates (cudal1.harness.template), not started
         self.spares = 0 if fork else max(0, spares)
-        self.template: WorkerTemplate | None = None
+        self.template: WorkerTemplate | None = None  # forks candidate workers
+        self.ref_template: WorkerTemplate | None = None  # forks reference workers
         self._template_hidden: list = []
         self.gpu = device.startswith("cuda")
         self.limits = dataclasses.replace(spec.limits, cpus=cpus) if cpus else spec.limits
@@ -90,8 +91,32 @@ class Lane:
                              hidden=list(self.spec.hidden()), limits=self.limits)
 
     def new_reference_worker(self) -> WorkerProcess:
-        """A clean reference worker (never sandboxed: it runs only the task's own code)."""
-        return WorkerProcess("reference", {**self.env, **self.spec.reference_env}, gpu=self.gpu, limits=self.limits)
+        """A clean reference worker (never sandboxed: it runs only the task's own code): forked from the lane's
+        reference template on a forking lane (so that it runs the protocol as a forked candidate does), else
+        started."""
+        if self.fork:
+            try:
+                return self._reference_template().fork()
+            except WorkerGone:  # the template is gone or refused: a worker started the usual way
+                self.close_reference_template()
+        return WorkerProcess("reference", self._reference_env(), gpu=self.gpu, limits=self.limits)
+
+    def _reference_env(self) -> dict[str, str]:
+        return {**self.env, **self.spec.reference_env}
+
+    def _reference_template(self) -> WorkerTemplate:
+        """The lane's reference template, started (again) when there is none or it died."""
+        if self.ref_template is not None and not self.ref_template.alive:
+            self.close_reference_template()
+        if self.ref_template is None:
+            self.ref_template = WorkerTemplate(self._reference_env(), role="reference", gpu=self.gpu,
+                                               limits=self.limits)
+        return self.ref_template
+
+    def close_reference_template(self) -> None:
+        if self.ref_template is not None:
+            self.ref_template.close()
+            self.ref_template = None
 
     def take_candidate_worker(self) -> WorkerProcess:
         """The next candidate's worker: forked from the lane's template, or a spare started ahead, or a new one."""
@@ -148,6 +173,11 @@ class Lane:
                 self.template.wait_ready()
             except WorkerGone:
                 self.close_template()
+        if self.ref_template is not None:
+            try:
+                self.ref_template.wait_ready()
+            except WorkerGone:
+                self.close_reference_template()
         if self._ref_spare is not None:
             try:
                 self._ref_spare.wait_ready()
@@ -187,8 +217,12 @@ class Lane:
         return side
 
     def prestart_reference(self) -> None:
-        """Start the next task's reference worker ahead (while this task's pairs run)."""
-        if self._ref_spare is None:
+        """Start the next task's reference worker ahead (while this task's pairs run); a forking lane starts its
+        reference template instead (a reference is forked when its task comes: one child of a template at a
+        time, and the current task's reference is still alive)."""
+        if self.fork:
+            self._reference_template()
+        elif self._ref_spare is None:
             self._ref_spare = self.new_reference_worker()
 
     def drop_reference(self) -> None:
@@ -217,4 +251,5 @@ class Lane:
         self.drop_reference()
         self.settle_previous()
         self.close_template()
+        self.close_reference_template()
         self.ref_failure = None

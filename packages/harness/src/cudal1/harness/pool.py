@@ -76,13 +76,12 @@ class EvalPool:
             their start-up would share the cores with the timing of the current pair).
         keep_warm: keep each lane's spares and reference worker between :meth:`map` calls (a trainer's reward
             function calls it in batches). Call :meth:`close` when done.
-        fork_workers: fork each candidate worker from a warm sandboxed template instead of starting one
-            (:mod:`cudal1.harness.template`: 17-40 ms instead of 2.3-3.0 s on a 2-core CPU; Linux only). Off by
-            default: a forked candidate's protocol runs a little faster than the started reference's, and that
-            difference is room to hide work in (a candidate reporting short times on a 0.03 ms CPU task read
-            1.13-1.57x forked against 1.04-1.27x started, honest self-pairs 0.99-1.01x either way; 2026-12-04,
-            benchmarks/results/2026-12-04-committed-batches-cpu.md). A reference forked from the same template
-            would remove it (not done yet); on a GPU it is not measured.
+        fork_workers: fork each candidate's worker, and each task's reference worker, from warm templates instead
+            of starting them (:mod:`cudal1.harness.template`: tens of milliseconds instead of seconds; Linux only).
+            ``None`` (the default): forked on a CPU pool where templates work, started on a GPU (a forked child
+            makes its own CUDA context; not yet measured on a GPU). Both sides are forked alike: a forked candidate
+            beside a started reference runs the protocol faster than the reference, and the clock check's charge
+            leaves that difference to hide work in (benchmarks/results/2026-12-05-forked-references-cpu.md).
         hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
             output file; the store passed to :meth:`map` is hidden anyway).
     Raises:
@@ -99,7 +98,7 @@ class EvalPool:
         build_workers: int | None = None,
         spares: int | None = None,
         keep_warm: bool = False,
-        fork_workers: bool = False,
+        fork_workers: bool | None = None,
         hide: Sequence[str | Path] = (),
     ) -> None:
         self.config = config or EvalConfig()
@@ -140,11 +139,11 @@ class EvalPool:
             self.lanes = [
                 Lane(spec, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
                                      "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i),
-                     fork=bool(fork_workers) and templates_supported())
+                     fork=bool(fork_workers) and templates_supported())  # None: started (not measured on a GPU)
                 for i, g in enumerate(use)
             ]
         else:
-            fork = bool(fork_workers) and templates_supported()
+            fork = (fork_workers is None or fork_workers) and templates_supported()
             self.lanes = [Lane(spec, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork)
                           for _ in range(max(1, cpu_lanes))]
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}

@@ -24,8 +24,16 @@ the first two):
    A child can still send the template a signal (same user): that ends the template, never a measurement, and the
    lane starts a new one.
 
+**The reference is forked too.** A forked process runs the harness's protocol (drawing inputs, writing and
+committing outputs) at another speed than a freshly started one (its pages are the template's, shared until
+written), and the parent's clock check charges a candidate only the protocol time beyond the reference's: a
+forked candidate beside a started reference had that difference to hide work in. So a forking lane keeps a
+second template of the ``reference`` role (unsandboxed, given only the task's own code, as a started reference
+worker is; nothing of a candidate ever reaches it) and forks each task's reference worker from it: both sides of
+a pair are forked alike.
+
 Without ``/proc`` (macOS) or ``fork`` (Windows) there is no template; the lane starts workers as before.
-Opt-in for now (``EvalPool(fork_workers=True)``): see :class:`cudal1.harness.pool.EvalPool` on why.
+When a pool forks by default: see :class:`cudal1.harness.pool.EvalPool`.
 """
 
 from __future__ import annotations
@@ -233,14 +241,22 @@ class _ChildProc:
 
 
 class WorkerTemplate:
-    """A warm candidate-role worker that forks candidate workers (see the module docstring).
+    """A warm worker that forks workers of its role (see the module docstring).
 
-    Args: as :class:`cudal1.harness.process.WorkerProcess` (``role`` is always ``candidate``); ``env`` must not ask
-    for a CUDA context (``CUDAL1_WARM_CUDA`` is dropped: a forked child cannot use its parent's).
+    Args: as :class:`cudal1.harness.process.WorkerProcess`. ``role`` is the role of the workers it forks: a
+    ``candidate`` template (sandboxed where the sandbox exists) forks candidate workers, a ``reference`` one (never
+    sandboxed, never given candidate code) forks clean reference workers, so that both sides of a pair are forked
+    processes alike. ``env`` must not ask for a CUDA context (``CUDAL1_WARM_CUDA`` is dropped: a forked child cannot
+    use its parent's).
     """
 
-    def __init__(self, env: dict[str, str] | None = None, *, sandboxed: bool = False, gpu: bool = False,
-                 hidden: list[Path] | None = None, limits: Any = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, *, role: str = "candidate", sandboxed: bool = False,
+                 gpu: bool = False, hidden: list[Path] | None = None, limits: Any = None) -> None:
+        if role not in ("candidate", "reference"):
+            raise ValueError(f"a template's role is 'candidate' or 'reference', not {role!r}")
+        if role == "reference" and sandboxed:
+            raise ValueError("a reference template is never sandboxed (it runs only the task's own code)")
+        self.role = role
         # numpy's OpenBLAS starts its thread pool at import unless told not to; a template must run one thread
         # (children of a template use numpy's BLAS on one thread: candidates compute with torch, whose own thread
         # pool starts in the child, at its first parallel operation)
@@ -248,7 +264,7 @@ class WorkerTemplate:
         self.env, self.sandboxed, self.gpu = env, sandboxed, gpu
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self.worker = WorkerProcess("candidate", env, sandboxed=sandboxed, gpu=gpu, hidden=hidden, limits=limits,
+            self.worker = WorkerProcess(role, env, sandboxed=sandboxed, gpu=gpu, hidden=hidden, limits=limits,
                                         template_fd=theirs.fileno(), wipe=sandboxed)
         finally:
             theirs.close()
@@ -273,7 +289,7 @@ class WorkerTemplate:
         return {p for p in pids if process_state(p) not in (None, "Z", "X")}
 
     def fork(self, env: dict[str, str] | None = None) -> ForkedWorker:
-        """A fresh candidate worker, forked from the template (ready at once: its ``ready`` is its first message).
+        """A fresh worker of the template's role, forked from it (ready at once: its ``ready`` is its first message).
 
         Raises:
             WorkerGone: the template is gone or did not answer (the caller starts a worker the usual way), or a
@@ -323,12 +339,12 @@ class WorkerTemplate:
 
 
 class ForkedWorker(WorkerProcess):
-    """A candidate worker forked from a :class:`WorkerTemplate`: the same interface as a started one. Its folder is
-    inside the template's (bound writable in the template's sandbox); its processes are every process of the
-    template's sandbox but the template's own; killing it never touches the template."""
+    """A worker forked from a :class:`WorkerTemplate`, of the template's role: the same interface as a started one.
+    Its folder is inside the template's (bound writable in a candidate template's sandbox); its processes are every
+    process of the template's tree but the template's own; killing it never touches the template."""
 
     def __init__(self, template: WorkerTemplate, env: dict[str, str]) -> None:  # noqa: D107 - see the class
-        self.role = "candidate"
+        self.role = template.role
         self.template = template
         self.dir = template.worker.dir / f"c{template.forks}-{secrets.token_hex(4)}"
         self.dir.mkdir(parents=True)
@@ -343,7 +359,8 @@ class ForkedWorker(WorkerProcess):
         log_fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.started = time.monotonic()
         try:
-            pid = template.request_fork(self.dir, {**self.cache_env(), **env}, [cmd_r, rep_w, log_fd, st_w])
+            own = self.cache_env() if self.role == "candidate" else {}  # a reference's caches are the template's env
+            pid = template.request_fork(self.dir, {**own, **env}, [cmd_r, rep_w, log_fd, st_w])
         except BaseException:
             for fd in (cmd_w, rep_r, st_r):
                 os.close(fd)

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cmd-fd", type=int, required=True)
     ap.add_argument("--reply-fd", type=int, required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--template-fd", type=int, help="serve as a template: fork one candidate worker per request "
+    ap.add_argument("--template-fd", type=int, help="serve as a template: fork one worker of --role per request "
                     "arriving on this socket (cudal1.harness.template)")
     ap.add_argument("--wipe", action="store_true", help="a template inside the sandbox: empty /tmp and /dev/shm "
                     "before each fork")
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         from .template import serve_template
 
         serve_template(a.template_fd, send, [a.cmd_fd, a.reply_fd], wipe=a.wipe,
-                       child=lambda cmd_fd, reply_fd, workdir: serve("candidate", _writer(reply_fd),
+                       child=lambda cmd_fd, reply_fd, workdir: serve(a.role, _writer(reply_fd),
                                                                       _reader(cmd_fd), workdir))
         os._exit(0)
     if os.environ.get("CUDAL1_WARM_CUDA") == "1":
