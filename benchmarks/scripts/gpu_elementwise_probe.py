@@ -6,7 +6,7 @@ does the compile-reduce-overhead baseline run? One GPU call (issue 7's follow-up
 Part 1, in ``--procs`` fresh processes each: the built-in task's input (relu/gelu: float32 16384 x 32768,
 2 GiB), then round-robin ``--reps`` timed calls of every variant: eager torch, the zoo's public op (what the
 released solution calls), its Triton kernel launched directly with several (BLOCK, num_warps), and its CUDA C
-kernel. Timed like the harness (``cudal1.harness.timing.Timer``: L2 flushed, device synchronised, host clock).
+kernel. Timed like the harness (``cudal1.harness.timer.Timer``: L2 flushed, device synchronised, host clock).
 Part 2: ``torch.compile(mode="reduce-overhead")`` and default ``torch.compile`` of the relu task's model, one
 call of each under ``torch.profiler``: every kernel and memcpy it ran, with CUDA time.
 Prints a table and writes everything to ``--out`` (JSON)."""
@@ -30,7 +30,7 @@ def one_process(reps: int) -> dict[str, Any]:
 
     import torch
 
-    from cudal1.harness.timing import Timer
+    from cudal1.harness.timer import Timer
     from cudal1.kernelzoo.ops._elementwise import launch_unary
 
     zrelu = importlib.import_module("cudal1.kernelzoo.ops.relu")

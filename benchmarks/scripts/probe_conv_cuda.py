@@ -1,7 +1,7 @@
 """``blocks.conv_cuda`` and ``blocks.conv_rows_cuda`` (direct convolutions in CUDA C) against cuDNN (fp32, TF32 off)
 at the KernelBench level-1 standard convolutions' own sizes (and, for the transposed task 81,
 ``blocks.convt_disjoint_cuda`` against ``blocks.conv_transpose``'s Triton kernel), timed like the harness
-(``cudal1.harness.timing.Timer``: 256 MB L2 flush, sync -> call -> sync, host clock, the CUDA-event time beside it;
+(``cudal1.harness.timer.Timer``: 256 MB L2 flush, sync -> call -> sync, host clock, the CUDA-event time beside it;
 median of ``n`` calls).
 
     PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_cuda.py \
@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 from cudal1.kernelzoo.blocks import conv_cuda, conv_rows_cuda, conv_transpose, convt_disjoint_cuda
 
 TASKS = ["54", "55", "56", "59", "60", "62", "63", "66", "67", "76", "80", "81", "86", "87"]

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from probe_conv_rows_occupancy import SHAPES  # task, H, W, kernel, padding, dilation, separable
 from probe_cudnn_fused import timed as back_to_back_ms
 
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 from cudal1.kernelzoo import cuda_jit
 from cudal1.kernelzoo.blocks import conv_vec_cuda as cv
 

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from probe_conv_vec import harness_like_ms
 from probe_cudnn_fused import timed as back_to_back_ms
 
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 from cudal1.kernelzoo.blocks import conv_transpose as ct
 from cudal1.kernelzoo.blocks import convt_as_conv
 

@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 from probe_streaming_pool import log, report, run_task
 
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 from cudal1.kernelzoo.blocks import (
     conv_rows_cuda,
     conv_small_k_cuda,

@@ -35,7 +35,7 @@ import torch
 from cudal1.harness import load_suite
 from cudal1.harness.allocator import placement_offsets
 from cudal1.harness.models import load_reference, make_inputs
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 
 CALLS, BATCHES = 10, 24
 

@@ -6,7 +6,7 @@
     PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_skinny_gemm.py [--out F]
 
 Per task: eager ``torch.matmul`` and the kernel under each candidate config, timed as the harness does
-(``cudal1.harness.timing.Timer``: 256 MB L2 flush, device synchronise, host clock, call, synchronise; the
+(``cudal1.harness.timer.Timer``: 256 MB L2 flush, device synchronise, host clock, call, synchronise; the
 CUDA-event time of the same call beside it), in ``--rounds`` rounds that each time every variant once in a
 shuffled order; medians reported. Each variant's output is checked against an fp64 product (max |err| /
 max |ref|, and the harness's fp32 tolerance against the eager output) after warm-up and again after timing.
@@ -34,7 +34,7 @@ import torch
 import triton
 
 from cudal1.harness.compare import compare_outputs
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 from cudal1.kernelzoo.blocks.skinny_gemm import small_k_matmul_triton
 
 T0 = time.perf_counter()

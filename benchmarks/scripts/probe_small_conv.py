@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from probe_cudnn_fused import timed as back_to_back_ms
 from probe_streaming_pool import log, report, run_task
 
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 from cudal1.kernelzoo.blocks import small_conv as sc
 
 

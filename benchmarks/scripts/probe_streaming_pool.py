@@ -5,7 +5,7 @@ GPU only (about a minute on an H100):
 
     PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_streaming_pool.py [--out F]
 
-Per task: the eager expression and each variant, timed as the harness does (``cudal1.harness.timing.Timer``:
+Per task: the eager expression and each variant, timed as the harness does (``cudal1.harness.timer.Timer``:
 256 MB L2 flush, synchronise, host clock, call, synchronise; the CUDA-event time beside it), ``--rounds`` rounds
 each timing every variant once in a shuffled order; medians. Every variant's output is checked against eager
 with the harness's comparison after warm-up and after timing. Variants: the driver launch
@@ -30,7 +30,7 @@ import torch
 import torch.nn as nn
 
 from cudal1.harness.compare import compare_outputs
-from cudal1.harness.timing import Timer
+from cudal1.harness.timer import Timer
 from cudal1.kernelzoo import cuda_jit
 from cudal1.kernelzoo.blocks import pool_cuda, streaming_cuda
 

@@ -16,7 +16,8 @@ from cudal1.harness.clockcheck import SIGMAS, BatchClock, check
 from cudal1.harness.compare import resolve_tolerance
 from cudal1.harness.digest import digest_tensor, digests_agree, sample_count, sample_positions
 from cudal1.harness.flags import REGISTRY, flags_of_kind, kind_of, verified
-from cudal1.harness.leaves import LeafError, Outbox, describe_output, judge, parse_leaves, read_samples
+from cudal1.harness.leaves import LeafError, judge, parse_leaves, read_samples
+from cudal1.harness.outputs import Outbox, describe_output
 from cudal1.harness.protocol import ProtocolError, parse_reply
 from cudal1.harness.timing import PairedTimes, summarise_rounds
 
@@ -341,7 +342,8 @@ def test_committed_outputs_are_digested_by_the_parent_as_the_worker_would(tmp_pa
     """A committed batch (CPU): every value of every output goes to the outbox inside the clocked window and the
     parent digests it; the digests equal the worker's own, for every dtype the outbox carries. What the worker wrote
     is checked like any sample file: a count that is not the leaf's size, a short file, a link."""
-    from cudal1.harness.leaves import commit_outputs, committable, describe_outputs, digest_committed
+    from cudal1.harness.leaves import committable, digest_committed
+    from cudal1.harness.outputs import commit_outputs, describe_outputs
 
     outs = [(torch.randn(3, 4), torch.arange(5), 7, torch.randn(2, dtype=torch.complex64)),
             (torch.randn(3, 4).bfloat16(), torch.tensor([True, False]), 7, torch.randn(2, dtype=torch.complex64))]
@@ -552,9 +554,10 @@ def test_a_state_updated_in_place_is_restored_in_its_own_storage():
 
 _CAP_PROBE = """
 import os, sys
-from cudal1.harness import sandbox
-cap = sandbox.limit_address_space()
-assert sandbox.ADDRESS_SPACE_ENV not in os.environ  # used once, not passed on to children
+from cudal1.harness.address_space import limit_address_space
+from cudal1.harness.wire import ADDRESS_SPACE_ENV
+cap = limit_address_space()
+assert ADDRESS_SPACE_ENV not in os.environ  # used once, not passed on to children
 small = bytearray(64 << 20)  # well inside the cap: the imports' own mappings are not counted against it
 try:
     big = bytearray(int(sys.argv[1]))
@@ -567,17 +570,17 @@ else:
 
 @pytest.mark.parametrize("limit_env", ["", str(256 << 20)])
 def test_a_worker_caps_its_address_space_after_its_imports(limit_env):
-    """Without a memory cgroup a CPU worker calls ``sandbox.limit_address_space`` after importing torch: the cap is
+    """Without a memory cgroup a CPU worker calls ``address_space.limit_address_space`` after importing torch: the cap is
     what is mapped then plus the limit, so a CUDA build of torch (gigabytes of library mappings) still starts, and
     an allocation beyond the limit fails. Twin: without the variable nothing is capped."""
     import subprocess
     import sys
 
-    from cudal1.harness import sandbox
+    from cudal1.harness.wire import ADDRESS_SPACE_ENV
 
-    env = {k: v for k, v in os.environ.items() if k != sandbox.ADDRESS_SPACE_ENV}
+    env = {k: v for k, v in os.environ.items() if k != ADDRESS_SPACE_ENV}
     if limit_env:
-        env[sandbox.ADDRESS_SPACE_ENV] = limit_env
+        env[ADDRESS_SPACE_ENV] = limit_env
     res = subprocess.run([sys.executable, "-c", "import torch\n" + _CAP_PROBE, str(1 << 30)], env=env,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]

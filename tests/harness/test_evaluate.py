@@ -228,6 +228,8 @@ def test_the_collector_is_settled_before_anything_is_timed(fixture_tasks, tmp_pa
     import gc
 
     from cudal1.harness import session as session_mod
+    from cudal1.harness.candidate_session import CandidateSession
+    from cudal1.harness.reference_session import ReferenceSession
 
     task = fixture_tasks["tiny_linear_relu"]
     cand = reference_candidate(task)
@@ -235,14 +237,14 @@ def test_the_collector_is_settled_before_anything_is_timed(fixture_tasks, tmp_pa
     real = session_mod._settle_collector
     monkeypatch.setattr(session_mod, "_settle_collector", lambda: (settled.append("settled"), real()))
     try:
-        ref = session_mod.Session("reference", tmp_path / "ref", tmp_path / "ref-outbox")
+        ref = ReferenceSession(tmp_path / "ref", tmp_path / "ref-outbox")
         (tmp_path / "ref").mkdir()
         ref.setup({"seed": 1, "device": "cpu", "task_source": task.source})
         assert settled == [] and gc.get_freeze_count() == 0  # nothing frozen before the model is configured
         ref.configure({"baseline": "eager", "n": 2, "seeds": [3, 4]})
         assert settled == ["settled"] and gc.get_freeze_count() > 10_000
         gc.unfreeze()
-        ses = session_mod.Session("candidate", tmp_path / "cand", tmp_path / "cand-outbox")
+        ses = CandidateSession(tmp_path / "cand", tmp_path / "cand-outbox")
         (tmp_path / "cand").mkdir()
         ses.load({"seed": 1, "device": "cpu", "task_source": task.source, "candidate_source": cand.source})
         assert settled == ["settled", "settled"] and gc.get_freeze_count() > 10_000

@@ -109,8 +109,7 @@ def test_kernels_of_an_imported_zoo_count_as_the_candidates_own():
     """A released solution runs the zoo's kernels: importing cudal1.kernelzoo makes their names custom."""
     import importlib.util
 
-    from cudal1.harness.integrity import classify_kernels
-    from cudal1.harness.static_checks import imported_modules, library_kernels
+    from cudal1.harness.static_checks import classify_kernels, imported_modules, library_kernels
 
     if importlib.util.find_spec("cudal1.kernelzoo") is None:
         pytest.skip("cudal1-kernelzoo is not installed")

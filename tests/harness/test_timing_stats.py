@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
@@ -10,13 +9,12 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cudal1.harness.timer import Timer
 from cudal1.harness.timing import (
     PairedTimes,
-    Timer,
     bootstrap_ci,
     bucket_means,
     choose_rounds,
-    measure_pairs,
     round_toward_one,
     spread,
     summarise,
@@ -71,30 +69,6 @@ def test_choose_rounds_is_a_clamped_multiple_of_buckets():
     assert choose_rounds(1000.0, 1.0, 10, 200, 5) == 10
     assert choose_rounds(0.001, 1.0, 10, 200, 5) == 200
     assert choose_rounds(10.0, 0.33, 10, 200, 7) % 7 == 0
-
-
-def test_measure_pairs_times_in_random_order_on_rotating_sets():
-    timer = Timer(torch.device("cpu"))
-    calls = []
-
-    def ref(x):
-        calls.append(("ref", x))
-        return x
-
-    def cand(x):
-        calls.append(("cand", x))
-        return x
-
-    seen = []
-    sets = [[0], [1], [2]]
-    times = measure_pairs(timer, ref, cand, lambda r: sets[r % 3], 30, random.Random(0),
-                          on_round=lambda r, outs: seen.append((r % 3, outs["ref"], outs["cand"])))
-    assert len(times.ref) == len(times.cand) == 30
-    firsts = [calls[2 * i][0] for i in range(30)]
-    assert 5 < firsts.count("ref") < 25  # both orders occur
-    assert [calls[2 * i][1] for i in range(6)] == [0, 1, 2, 0, 1, 2]
-    assert all(k == o_ref == o_cand for k, o_ref, o_cand in seen) and len(seen) == 30
-    assert all(t >= 0 and math.isfinite(t) for t in times.ref + times.cand)
 
 
 def test_timer_uses_clock_captured_before_candidate_code():

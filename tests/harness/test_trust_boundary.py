@@ -26,6 +26,7 @@ import pytest
 
 from cudal1.harness import Candidate, EvalPool, Task
 from cudal1.harness.sandbox import detect
+from cudal1.harness.template import templates_supported
 
 FIX = Path(__file__).parent / "fixtures"
 BOUNDARY = FIX / "boundary"
@@ -125,18 +126,22 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module", params=["forked", "started"])
+#: the cases whose attack is on the worker's process itself (its files, children, sockets, environment): run with
+#: forked and with started workers; the rest attack the harness's code inside the worker, which is the same code
+#: however the process was made, and run once, in a CPU pool's default (forked)
+PROCESS_CASES = ("persist_everywhere", "setsid_daemon", "socket_exfiltrate", "read_secrets")
+
+
+@pytest.fixture(params=[True, False], ids=["forked", "started"])
 def fork_workers(request) -> bool:
     """Both ways a pool makes its workers: forked from warm templates (a CPU pool's default) and started one by one
     (a GPU pool's, and wherever templates cannot run): the boundary must hold in each."""
-    return request.param == "forked"
+    return request.param
 
 
-@pytest.fixture(scope="module")
-def verdicts(task, fast_config, fork_workers):
-    """Every boundary fixture and its twin, evaluated by one pool (a secret planted in the environment, a
-    listener on the loopback)."""
-    names = [n for pair in CASES.items() for n in pair if n]
+def _evaluate_cases(task, fast_config, names: list[str], fork_workers: bool | None):
+    """Evaluate boundary fixtures by one pool (a secret planted in the environment, a listener on the loopback):
+    ``(results by name, what was there before, what is there after)``."""
     srv, got = _listener()
     old = {k: os.environ.get(k) for k in ("SERVICE_API_KEY", "CUDAL1_FIXTURE_PORT", "OMP_NUM_THREADS")}
     os.environ.update(SERVICE_API_KEY=SECRET, CUDAL1_FIXTURE_PORT=str(srv.getsockname()[1]), OMP_NUM_THREADS="3")
@@ -149,9 +154,10 @@ def verdicts(task, fast_config, fork_workers):
         # a candidate that makes its own process slow (a trace function, a mode on every torch call) times out
         # rather than holding the suite for the default minute
         pool = EvalPool(fast_config.replace(run_timeout_s=20), cpu_lanes=2, fork_workers=fork_workers)
-        assert all(lane.fork == fork_workers for lane in pool.lanes)
-        pairs = [(task, fixture(n)) for n in names] + [(task, fixture_from("candidates/slow.py"))]
-        results = dict(zip([*names, "slow"], pool.map(pairs), strict=True))
+        forks = templates_supported() if fork_workers is None else fork_workers
+        assert all(lane.fork == forks for lane in pool.lanes)
+        pairs = [(task, fixture_from("candidates/slow.py") if n == "slow" else fixture(n)) for n in names]
+        results = dict(zip(names, pool.map(pairs), strict=True))
         deadline = time.monotonic() + 5
         while _daemons() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -169,6 +175,27 @@ def verdicts(task, fast_config, fork_workers):
             os.kill(pid, 9)
         _remove_plants(original)
     return results, before, after
+
+
+@pytest.fixture(scope="module")
+def verdicts(task, fast_config):
+    """Every boundary fixture and its twin (and a slow honest candidate), in a CPU pool's default (forked where
+    templates run)."""
+    names = [n for pair in CASES.items() for n in pair if n]
+    results, before, after = _evaluate_cases(task, fast_config, [*names, "slow"], None)
+    return results, before, after
+
+
+@pytest.fixture(scope="module")
+def started_verdicts(task, fast_config):
+    """The process-level fixtures and their twins with workers started one by one (a GPU pool's way)."""
+    return _evaluate_cases(task, fast_config, [n for c in PROCESS_CASES for n in (c, CASES[c])], False)
+
+
+@pytest.fixture(params=["forked", "started"])
+def process_verdicts(request):
+    """The process-level cases' verdicts, from each way of making workers."""
+    return request.getfixturevalue("verdicts" if request.param == "forked" else "started_verdicts")
 
 
 def test_forged_messages_through_the_stack_fail_the_pair(verdicts):
@@ -200,8 +227,8 @@ def test_global_state_of_the_candidate_process_does_not_slow_the_reference(verdi
 
 
 @needs_sandbox
-def test_candidates_cannot_persist_in_the_environment_or_the_harness(verdicts):
-    results, before, after = verdicts
+def test_candidates_cannot_persist_in_the_environment_or_the_harness(process_verdicts):
+    results, before, after = process_verdicts
     assert after["planted_pth"] == []
     assert after["source"] == before["source"]
     assert after["bashrc"] == before["bashrc"]
@@ -210,8 +237,8 @@ def test_candidates_cannot_persist_in_the_environment_or_the_harness(verdicts):
 
 
 @needs_sandbox
-def test_daemons_die_with_the_pair(verdicts):
-    results, _before, after = verdicts
+def test_daemons_die_with_the_pair(process_verdicts):
+    results, _before, after = process_verdicts
     assert after["daemons"] == []
     assert results["child_process_waited"].status == "ok"
 
@@ -240,15 +267,15 @@ def test_daemons_die_with_the_pair_where_no_cgroup_can_be_made(task, fast_config
 
 
 @needs_sandbox
-def test_no_network_from_the_sandbox(verdicts):
-    results, _before, after = verdicts
+def test_no_network_from_the_sandbox(process_verdicts):
+    results, _before, after = process_verdicts
     assert after["received"] == []
     assert results["socket_exfiltrate"].status == "ok" and results["socketpair_local"].status == "ok"
 
 
 @needs_sandbox
-def test_secrets_in_the_environment_do_not_reach_the_candidate(verdicts):
-    results = verdicts[0]
+def test_secrets_in_the_environment_do_not_reach_the_candidate(process_verdicts):
+    results = process_verdicts[0]
     assert SECRET not in results["read_secrets"].log_tail
     assert "OMP_NUM_THREADS=3" in results["read_allowed_env"].log_tail  # allowed settings do pass
 
@@ -264,7 +291,7 @@ def test_memory_bomb_hits_the_workers_limit(task, fast_config, fork_workers):
 
 def test_memory_bomb_hits_the_workers_limit_where_no_cgroup_can_be_made(task, fast_config, monkeypatch, fork_workers):
     """Without a memory cgroup (the H100 hosts of 2026-11-27) the limit is the worker's own address-space cap,
-    set after its imports (``sandbox.limit_address_space``): the bomb still fails, the modest twin still passes.
+    set after its imports (``address_space.limit_address_space``): the bomb still fails, the modest twin still passes.
     (A harness that dropped the exec-time ``RLIMIT_AS``, which a CUDA build of torch cannot start under, without
     setting the worker's cap would let the bomb through.)"""
     from cudal1.harness import sandbox

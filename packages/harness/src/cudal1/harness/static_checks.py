@@ -383,3 +383,17 @@ def analyse(source: str) -> StaticReport:
                 v.evidence.setdefault(flag, []).append(f"line {i}: {line.strip()[:120]}")
     flags = tuple(sorted(v.evidence))
     return StaticReport(flags, v.evidence)
+
+
+def classify_kernels(names: list[str], defined: list[str]) -> tuple[list[str], list[str]]:
+    """Split profiled kernel names into (library/PyTorch, the candidate's own).
+
+    A kernel is the candidate's own when its name contains a kernel name the candidate source defines
+    (:func:`defined_kernels`): ATen, cuBLAS, cuDNN and torch.compile's
+    generated kernels never are, so CUDA-graph-only or library-flag-only speedups show as such.
+    """
+    pats = [re.compile(rf"(^|[^A-Za-z0-9_]){re.escape(d)}([^A-Za-z0-9_]|$)") for d in defined]
+    lib, custom = [], []
+    for n in names:
+        (custom if any(p.search(n) for p in pats) else lib).append(n)
+    return lib, custom

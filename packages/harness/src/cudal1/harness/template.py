@@ -5,7 +5,8 @@ every pair on the 2-core CPU, against 0.01-0.25 s for loading a candidate and it
 (benchmarks/results/2026-11-29-reward-breakdown-cpu.md). A *template* is a candidate-role worker started once per
 lane, in its own sandbox, that imports all of that and then never runs candidate code: for each candidate the parent
 sends it two fresh pipes and a log file over a Unix socket (``SCM_RIGHTS``), and it forks one child that becomes
-the candidate's worker (:func:`cudal1.harness.worker.serve`). The child shares the template's pages copy-on-write
+the candidate's worker (:func:`cudal1.harness.worker.serve`). This module is the parent's side of it; the template's
+own loop is :mod:`cudal1.harness.template_server`. The child shares the template's pages copy-on-write
 and is ready in tens of milliseconds.
 
 What keeps candidates apart when their processes share a template (the template's guarantees; the parent checks
@@ -47,7 +48,6 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +62,9 @@ from .process import (
     process_state,
 )
 
-__all__ = ["ForkedWorker", "WorkerTemplate", "serve_template", "templates_supported"]
+__all__ = ["ForkedWorker", "WorkerTemplate", "templates_supported"]
 
 FORK_TIMEOUT_S = 30.0  #: for the template's answer to a fork request
-MAX_REQUEST_BYTES = 1 << 16
 
 
 def templates_supported() -> bool:
@@ -73,121 +72,6 @@ def templates_supported() -> bool:
     return hasattr(os, "fork") and os.path.isdir("/proc") and hasattr(socket, "send_fds")
 
 
-# -- inside the template (the worker process started with --template-fd) -------------------------------------
-def _not_dumpable() -> None:
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-
-
-def _wipe(folder: str) -> None:
-    """Remove everything inside ``folder`` (never following links)."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for e in entries:
-        try:
-            if e.is_dir(follow_symlinks=False):
-                shutil.rmtree(e.path, ignore_errors=True)
-            else:
-                os.unlink(e.path)
-        except OSError:
-            pass
-
-
-def _threads() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:  # pragma: no cover
-        return 1
-
-
-def serve_template(sock_fd: int, send: Callable[[dict[str, Any]], None], own_fds: list[int], *, wipe: bool,
-                   child: Callable[[int, int, Path], None]) -> None:
-    """The template's loop: answer each fork request on ``sock_fd`` until the parent closes it.
-
-    A request is a JSON object ``{"workdir": path, "env": {...}}`` with four descriptors: the child's command pipe
-    (read end), its reply pipe (write end), its log file, and a status pipe (write end) down which the template
-    writes the child's exit code (``os.waitstatus_to_exitcode``) when it ends. The answer is ``{"pid": n}`` (the
-    child's pid as the template sees it) or ``{"error": why}``. ``child(cmd_fd, reply_fd, workdir)`` runs in the
-    forked child and never returns."""
-    _not_dumpable()
-    status_fds: dict[int, int] = {}  # child pid -> the write end of its status pipe
-
-    def reap(_sig: int = 0, _frame: Any = None) -> None:  # each child's exit code goes down its own pipe
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            fd = status_fds.pop(pid, None)
-            if fd is not None:
-                try:
-                    os.write(fd, f"{os.waitstatus_to_exitcode(status)}\n".encode())
-                    os.close(fd)
-                except OSError:
-                    pass
-
-    signal.signal(signal.SIGCHLD, reap)
-    sock = socket.socket(fileno=sock_fd)
-    send({"type": "ready", "pid": os.getpid()})
-    while True:
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(sock, MAX_REQUEST_BYTES, 4)
-        except OSError:
-            return
-        if not data:
-            return
-        try:
-            req = json.loads(data.decode())
-            workdir = Path(req["workdir"])
-            env = {str(k): str(v) for k, v in dict(req.get("env", {})).items()}
-            if len(fds) != 4:
-                raise ValueError(f"{len(fds)} descriptors, not 4")
-            if _threads() != 1:
-                raise RuntimeError(f"the template runs {_threads()} threads: a fork would copy them half-way")
-        except Exception as e:  # noqa: BLE001 - a bad request is answered, never fatal
-            for fd in fds:
-                os.close(fd)
-            sock.sendall((json.dumps({"error": f"{type(e).__name__}: {e}"[:300]}) + "\n").encode())
-            continue
-        if wipe:
-            _wipe("/tmp")
-            _wipe("/dev/shm")
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # its status pipe is registered before it can end
-        pid = os.fork()
-        if pid == 0:  # the child: nothing of the template reachable, then a worker like any other
-            try:
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-                sock.close()
-                for fd in [*own_fds, *status_fds.values(), fds[3]]:
-                    os.close(fd)
-                cmd_fd, reply_fd, log_fd = fds[:3]
-                os.dup2(log_fd, 1)
-                os.dup2(log_fd, 2)
-                os.close(log_fd)
-                os.environ.update(env)
-                workdir.mkdir(parents=True, exist_ok=True)
-                os.chdir(workdir)
-                child(cmd_fd, reply_fd, workdir)
-            finally:
-                os._exit(70)
-        status_fds[pid] = fds[3]
-        for fd in fds[:3]:
-            os.close(fd)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-        sock.sendall((json.dumps({"pid": pid}) + "\n").encode())
-
-
-# -- in the parent --------------------------------------------------------------------------------------------
 def _ns_pid(pid: int) -> int | None:
     """The innermost PID-namespace pid of host process ``pid`` (``NSpid``'s last field), None when gone."""
     try:

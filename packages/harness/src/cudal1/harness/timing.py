@@ -1,18 +1,15 @@
-"""The timing protocol (after CUDA-L1), for CUDA and CPU.
+"""Parent side: the statistics of paired timing rounds.
 
-Per attempt:
-  1. ``warmup`` untimed calls of each model (builds, autotuning, compilation happen here).
-  2. ``rounds`` paired rounds; in each, the reference and the candidate are each timed once, in random
-     order, on the same input set (sets rotate across rounds). Before every timed call the L2 cache is
-     flushed (CUDA) and the whole device is synchronised; after the call the whole device is
-     synchronised again, and the host clock between the two synchronisations is the call's time. Work a
-     candidate hides on side streams or threads is therefore inside its time.
-  3. Rounds are grouped into ``buckets`` consecutive buckets. If the bucket means of either model spread
-     by more than ``spread_limit`` ((max - min) / median), the attempt is rejected and re-measured.
-
-Reported: per model the median of bucket means (ms); the speedup is the median of per-bucket ratios
-(reference / candidate), with a 95% bootstrap confidence interval over paired rounds, and rounded toward
-1 at two decimals (:func:`round_toward_one`). On CPU the same loop runs with wall clocks.
+The parent times both models in turn (:mod:`cudal1.harness.pair`): in each paired round the clean reference worker
+and the candidate's worker each run one batch of calls on the same input sets, in random order, the other worker
+stopped meanwhile; each worker times its calls with its own :class:`~cudal1.harness.timer.Timer`, and the parent's
+own clock around each batch checks what it reports (:mod:`cudal1.harness.clockcheck`). Here: a round's time is the
+mean of its batch's calls (:func:`summarise_rounds`: work moved between the calls of a batch cannot skew it); rounds
+are grouped into ``buckets`` consecutive buckets, and if the bucket means of either model spread by more than
+``spread_limit`` ((max - min) / median) the attempt is unstable and measured again. Reported: per model the median
+of bucket means (ms); the speedup is the median of per-bucket ratios (reference / candidate), with a 95% bootstrap
+confidence interval, rounded toward 1 at two decimals (:func:`round_toward_one`); :func:`choose_rounds` sizes an
+attempt to its time budget.
 """
 
 from __future__ import annotations
@@ -20,12 +17,9 @@ from __future__ import annotations
 import math
 import random
 import statistics
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import torch
 
 
 def round_toward_one(x: float, decimals: int = 2) -> float:
@@ -209,98 +203,8 @@ def summarise_rounds(times: PairedTimes, calls_per_round: int, buckets: int, spr
         rounds=rounds * n, stable=ratio_spread <= spread_limit, ratio_spread=ratio_spread)
 
 
-class Timer:
-    """Times one call between two whole-device synchronisations, with the host's monotonic clock.
-
-    The clock and synchronise functions are captured when the Timer is made (before any candidate code
-    is imported), so a candidate that later patches ``time`` or ``torch.cuda.synchronize`` does not
-    change what is measured.
-    """
-
-    def __init__(self, device: torch.device, l2_flush_bytes: int = 0) -> None:
-        self.device = device
-        self._clock = time.perf_counter_ns
-        self._sync: Callable[[], None]
-        self._events: tuple[Any, Any] | None = None
-        if device.type == "cuda":
-            sync = torch.cuda.synchronize
-            dev = device
-            self._sync = lambda: sync(dev)
-            n = max(l2_flush_bytes // 4, 1)
-            self._flush_buf = torch.empty(n, dtype=torch.float32, device=device) if l2_flush_bytes else None
-            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-        else:
-            self._sync = lambda: None
-            self._flush_buf = None
-
-    def flush_l2(self) -> None:
-        """Overwrite a buffer larger than L2 so no call starts with its data cached (CUDA only)."""
-        if self._flush_buf is not None:
-            self._flush_buf.zero_()
-
-    def time_call(self, fn: Callable[..., Any], args: Sequence[Any]) -> tuple[float, Any]:
-        """Run ``fn(*args)`` once; return (milliseconds, output)."""
-        self.flush_l2()
-        self._sync()
-        t0 = self._clock()
-        out = fn(*args)
-        self._sync()
-        t1 = self._clock()
-        return (t1 - t0) / 1e6, out
-
-    def time_call_detailed(self, fn: Callable[..., Any], args: Sequence[Any]) -> tuple[float, float | None, Any]:
-        """Like :meth:`time_call`, also timed with CUDA events on the current stream (start recorded after the
-        leading synchronisation, end before the trailing one): (host ms, event ms or None on CPU, output).
-        Event time leaves out launch and synchronisation latency, and work on other streams."""
-        self.flush_l2()
-        self._sync()
-        if self._events is None:
-            t0 = self._clock()
-            out = fn(*args)
-            t1 = self._clock()
-            return (t1 - t0) / 1e6, None, out
-        start, end = self._events
-        start.record()
-        t0 = self._clock()
-        out = fn(*args)
-        end.record()
-        self._sync()
-        t1 = self._clock()
-        return (t1 - t0) / 1e6, float(start.elapsed_time(end)), out
-
-
 def choose_rounds(per_round_ms: float, budget_s: float, min_rounds: int, max_rounds: int, buckets: int) -> int:
     """Rounds that fill the time budget, clamped, rounded up to a multiple of ``buckets``."""
     want = int(budget_s * 1000.0 / max(per_round_ms, 1e-6))
     n = max(min_rounds, min(max_rounds, want))
     return int(math.ceil(n / buckets) * buckets)
-
-
-def measure_pairs(
-    timer: Timer,
-    ref_fn: Callable[..., Any],
-    cand_fn: Callable[..., Any],
-    inputs_for_round: Callable[[int], Sequence[Any]],
-    rounds: int,
-    rng: random.Random,
-    on_round: Callable[[int, dict[str, Any]], None] | None = None,
-) -> PairedTimes:
-    """Run ``rounds`` paired rounds; in each, both models are timed on ``inputs_for_round(r)`` in random
-    order. ``on_round(r, {"ref": output, "cand": output})`` sees both outputs of the round's timed calls
-    (so they can be checked) before they are dropped. Nothing but the calls is inside the timed region.
-    """
-    times = PairedTimes()
-    for r in range(rounds):
-        args = inputs_for_round(r)
-        order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
-        got: dict[str, float] = {}
-        outs: dict[str, Any] = {}
-        for which in order:
-            ms, outs[which] = timer.time_call(ref_fn if which == "ref" else cand_fn, args)
-            got[which] = ms
-        if on_round is not None:
-            on_round(r, outs)
-        del outs
-        times.ref.append(got["ref"])
-        times.cand.append(got["cand"])
-    return times

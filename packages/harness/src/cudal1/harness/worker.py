@@ -4,7 +4,7 @@
 Protocol (JSON lines, :mod:`cudal1.harness.protocol`): the worker imports torch, sends ``{"type": "ready"}``
 on the reply pipe, then answers each command read from the command pipe with exactly one reply carrying the
 command's ``id``, until the pipe closes. Its stdout and stderr are a log file the parent opened; nothing
-printed there is ever parsed. Commands are handled by :class:`cudal1.harness.session.Session`.
+printed there is ever parsed. Commands are handled by the session of the worker's role (:mod:`cudal1.harness.session`).
 """
 
 from __future__ import annotations
@@ -65,13 +65,14 @@ def _build(cmd: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
 def serve(role: str, send: Any, read: Any, workdir: Path) -> None:
     """Answer commands until the command pipe closes (the worker's life after its imports)."""
-    from .sandbox import limit_address_space
-    from .session import Session
+    from .address_space import limit_address_space
+    from .candidate_session import CandidateSession
+    from .reference_session import ReferenceSession
 
     limit_address_space()  # a CPU worker without a memory cgroup: its cap, set now that the imports are mapped
     outbox = workdir / "outbox"
     outbox.mkdir(parents=True, exist_ok=True)
-    session = Session(role, workdir, outbox)
+    session = {"reference": ReferenceSession, "candidate": CandidateSession}[role](workdir, outbox)
     send({"type": "ready", "pid": os.getpid()})
     while True:
         try:
@@ -107,7 +108,7 @@ def _imports() -> None:
     import torch._dynamo  # noqa: F401 - importing it rebinds torch.manual_seed & co; do it before any snapshot
     import torch.profiler  # noqa: F401
 
-    from . import session  # noqa: F401 - and the harness's own modules
+    from . import candidate_session, reference_session  # noqa: F401 - and the harness's own modules
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reply-fd", type=int, required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--template-fd", type=int, help="serve as a template: fork one worker of --role per request "
-                    "arriving on this socket (cudal1.harness.template)")
+                    "arriving on this socket (cudal1.harness.template_server)")
     ap.add_argument("--wipe", action="store_true", help="a template inside the sandbox: empty /tmp and /dev/shm "
                     "before each fork")
     a = ap.parse_args(argv)
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     send, read = _writer(a.reply_fd), _reader(a.cmd_fd)
     _imports()
     if a.template_fd is not None:
-        from .template import serve_template
+        from .template_server import serve_template
 
         serve_template(a.template_fd, send, [a.cmd_fd, a.reply_fd], wipe=a.wipe,
                        child=lambda cmd_fd, reply_fd, workdir: serve(a.role, _writer(reply_fd),
