@@ -215,13 +215,10 @@ def test_a_changed_store_is_found_and_an_honest_file_is_not_flagged():
 
 
 BLOCKS = Path(__file__).resolve().parents[2] / "packages" / "kernelzoo" / "src" / "cudal1" / "kernelzoo" / "blocks"
-#: files of half a minute or more in the interpreter (2026-12-05, 2-core CPU): a block's other users are tried first
-SLOW = {"21_EfficientNetMBConv", "78_ConvTranspose3d_Max_Max_Sum"}
-#: each blocks/ module with Triton kernels -> the set's files that import it (the slow ones last)
+#: each blocks/ module with Triton kernels -> the set's files that import it
 BLOCK_USERS = {
-    b.stem: sorted((k for k in FILES if task_of(k) not in UNREACHED and task_of(k) not in TOO_SLOW
-                    and f"blocks.{b.stem} import" in FILES[k].read_text(encoding="utf-8")),
-                   key=lambda k: (task_of(k) in SLOW, k))
+    b.stem: sorted(k for k in FILES if task_of(k) not in UNREACHED and task_of(k) not in TOO_SLOW
+                   and f"blocks.{b.stem} import" in FILES[k].read_text(encoding="utf-8"))
     for b in sorted(BLOCKS.glob("*.py")) if "@triton.jit" in b.read_text(encoding="utf-8")
 }
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -53,11 +54,28 @@ def tasks() -> dict[str, Task]:
     return {t.name: t for t in load_suite(f"kernelbench:{KB}")}
 
 
-def shrink_source(src: str, sizes: dict[str, int]) -> tuple[str, set[str]]:
-    """``src`` with each module-level ``NAME = ...`` line of ``sizes`` replaced by ``NAME = value``; also the names
-    it had no such line for."""
+#: a key of a reduced-sizes file: ``{"224": 24}`` replaces those integer literals inside ``def get_inputs`` (for tasks
+#: that write a size there instead of in a module-level constant)
+INLINE = "get_inputs literals"
+
+
+def shrink_source(src: str, sizes: dict[str, Any]) -> tuple[str, set[str]]:
+    """``src`` with each module-level ``NAME = ...`` line of ``sizes`` replaced by ``NAME = value`` (and the
+    :data:`INLINE` literals of ``get_inputs`` replaced); also the names it had no such line (or function) for."""
     absent = set()
     for name, value in sizes.items():
+        if name == INLINE:
+            m = re.search(r"^def get_inputs\(.*\n(?:[ \t]+.*\n?)+", src, flags=re.M)
+            if m is None:
+                absent.add(name)
+                continue
+            body = m.group(0)
+            for lit, new in value.items():
+                body, k = re.subn(rf"\b{int(lit)}\b", str(int(new)), body)
+                if not k:
+                    absent.add(f"{name} {lit}")
+            src = src[: m.start()] + body + src[m.end():]
+            continue
         src, n = re.subn(rf"^{re.escape(name)}\s*=.*$", f"{name} = {value!r}", src, count=1, flags=re.M)
         if not n:
             absent.add(name)
