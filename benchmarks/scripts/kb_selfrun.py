@@ -34,6 +34,8 @@ def main() -> int:
     ap.add_argument("--chunk", type=int, default=6)
     ap.add_argument("--label", default="selfrun")
     ap.add_argument("--cache", default="/tmp/cudal1-selfrun-cache")
+    ap.add_argument("--fork-workers", choices=["default", "yes", "no"], default="default",
+                    help="EvalPool(fork_workers=...): the pool's default (started on a GPU), or forced either way")
     a = ap.parse_args()
     t0 = time.monotonic()
     if bool(a.suite) == bool(a.suite_dir):
@@ -47,7 +49,7 @@ def main() -> int:
     store = ResultStore(a.store)
     todo = [t for t in tasks if store.lookup(t, reference_candidate(t), cfg) is None]
     print(f"{a.label}: {len(tasks)} tasks, {len(todo)} not stored yet", flush=True)
-    pool = EvalPool(cfg)
+    pool = EvalPool(cfg, fork_workers={"default": None, "yes": True, "no": False}[a.fork_workers])
     done = 0
     while todo and time.monotonic() - t0 < a.budget_s:
         chunk, todo = todo[: a.chunk], todo[a.chunk:]

@@ -1,6 +1,7 @@
 """One candidate of the timing-rule fixtures (tests/harness/fixtures/timing/) or a task's own reference, evaluated
-again and again on the CPU with the suite's fast config, each run in a fresh pool (as the suite's first pair of a
-task sees it), optionally beside outside load: what the parent's clock saw (excess, margin, charge) and the verdict.
+again and again with the suite's fast config (on the CPU, or ``--device cuda``), each run in a fresh pool (as the
+suite's first pair of a task sees it), optionally beside outside load: what the parent's clock saw (excess, margin,
+charge) and the verdict.
 
     uv run python benchmarks/scripts/timing_case_pairs.py --case forge_short --runs 4
     uv run python benchmarks/scripts/timing_case_pairs.py --case reference --runs 4 --load
@@ -32,7 +33,9 @@ def main() -> None:
     ap.add_argument("--task", default="tiny_linear_relu", help="a task of tests/harness/fixtures/{tasks,timing_tasks}")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--load", action="store_true", help="two busy processes beside the evaluations")
-    ap.add_argument("--fork-workers", action="store_true", help="candidate workers forked from a template")
+    ap.add_argument("--fork-workers", action="store_true", help="both workers forked from templates (a CPU pool's "
+                    "default; without the flag, both started)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--out", help="append the JSON lines to this file")
     a = ap.parse_args()
 
@@ -46,14 +49,15 @@ def main() -> None:
     try:
         time.sleep(1.0 if loads else 0.0)
         for run in range(a.runs):
-            cfg = EvalConfig(device="cpu", time_budget_s=0.25, min_rounds=10, max_rounds=60, attempts=2,
+            cfg = EvalConfig(device=a.device, time_budget_s=0.25, min_rounds=10, max_rounds=60, attempts=2,
                              compile_timeout_s=120, run_timeout_s=60, cache_dir=tempfile.mkdtemp(), cpu_threads=1)
             t0 = time.monotonic()
-            res = EvalPool(cfg, fork_workers=a.fork_workers).map([(task, cand)])[0]
+            res = EvalPool(cfg, fork_workers=a.fork_workers).map([(task, cand)])[0]  # False: started, whatever the device
             t = res.timing
             cc = t.get("clock_check") or {}
             chosen = (t.get("attempts") or [{}])[t.get("attempt_chosen", 0)]
-            rec = {"case": a.case, "task": a.task, "run": run, "load": a.load, "fork_workers": a.fork_workers,
+            rec = {"case": a.case, "task": a.task, "device": a.device, "run": run, "load": a.load,
+                   "fork_workers": a.fork_workers,
                    "status": res.status, "speedup": res.speedup, "verified": res.verified, "flags": sorted(res.flags),
                    "ref_ms": t.get("ref_ms"), "cand_ms": t.get("cand_ms"), "reported_cand_ms": chosen.get("reported_cand_ms"),
                    "excess_ms": cc.get("excess_ms_per_call"), "margin_ms": chosen.get("clock_margin_ms"),
