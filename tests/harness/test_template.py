@@ -123,3 +123,33 @@ def test_a_reference_template_is_never_sandboxed():
         WorkerTemplate({"CUDA_VISIBLE_DEVICES": ""}, role="reference", sandboxed=True)
     with pytest.raises(ValueError, match="'candidate' or 'reference'"):
         WorkerTemplate({"CUDA_VISIBLE_DEVICES": ""}, role="judge")
+
+
+def test_a_lane_whose_reference_cannot_be_forked_starts_both_sides(fixture_tasks, fast_config, monkeypatch):
+    """Both sides alike, or neither: when the reference template cannot fork (it died, or refused), the lane starts
+    the reference and from then on its candidates too, instead of pairing a forked candidate with a started
+    reference. Twin: the same pool with a working reference template keeps forking both."""
+    from cudal1.harness.template import ForkedWorker
+
+    task = fixture_tasks["tiny_linear_relu"]
+    real_fork = WorkerTemplate.fork
+
+    def refusing(self, env=None):
+        if self.role == "reference":
+            raise WorkerGone("died", "the worker template is gone")
+        return real_fork(self, env)
+
+    for broken in (True, False):
+        if broken:
+            monkeypatch.setattr(WorkerTemplate, "fork", refusing)
+        else:
+            monkeypatch.setattr(WorkerTemplate, "fork", real_fork)
+        with EvalPool(fast_config, fork_workers=True, keep_warm=True) as pool:
+            (res,) = pool.map([(task, reference_candidate(task))])
+            lane = pool.lanes[0]
+            assert res.status == "ok", res.reason
+            if broken:
+                assert not lane.fork and lane.template is None and lane.ref_template is None
+                assert not isinstance(lane.ref.worker, ForkedWorker)
+            else:
+                assert lane.fork and isinstance(lane.ref.worker, ForkedWorker) and lane.template.forks == 1

@@ -93,13 +93,24 @@ class Lane:
     def new_reference_worker(self) -> WorkerProcess:
         """A clean reference worker (never sandboxed: it runs only the task's own code): forked from the lane's
         reference template on a forking lane (so that it runs the protocol as a forked candidate does), else
-        started."""
+        started. Both sides alike: a forking lane whose reference cannot be forked stops forking, candidates
+        included (a forked candidate beside a started reference has the difference of their protocol speeds to
+        hide work in)."""
         if self.fork:
             try:
-                return self._reference_template().fork()
-            except WorkerGone:  # the template is gone or refused: a worker started the usual way
-                self.close_reference_template()
+                tpl = self._reference_template()
+                tpl.wait_ready()
+                tpl.wait_children_gone()  # the last task's reference, just killed
+                return tpl.fork()
+            except WorkerGone:
+                self.stop_forking()
         return WorkerProcess("reference", self._reference_env(), gpu=self.gpu, limits=self.limits)
+
+    def stop_forking(self) -> None:
+        """From now on, start both sides' workers (the templates are closed)."""
+        self.fork = False
+        self.close_template()
+        self.close_reference_template()
 
     def _reference_env(self) -> dict[str, str]:
         return {**self.env, **self.spec.reference_env}

@@ -172,6 +172,12 @@ class WorkerTemplate:
         pids = set(descendants(self.worker.proc.pid)) - self.base
         return {p for p in pids if process_state(p) not in (None, "Z", "X")}
 
+    def wait_children_gone(self, timeout: float = 10.0) -> None:
+        """Wait (at most ``timeout`` seconds) until no process of an earlier child is alive."""
+        deadline = time.monotonic() + timeout
+        while self.children() and time.monotonic() < deadline:
+            time.sleep(0.005)
+
     def fork(self, env: dict[str, str] | None = None) -> ForkedWorker:
         """A fresh worker of the template's role, forked from it (ready at once: its ``ready`` is its first message).
 
