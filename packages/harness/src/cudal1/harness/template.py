@@ -31,7 +31,7 @@ written), and the parent's clock check charges a candidate only the protocol tim
 forked candidate beside a started reference had that difference to hide work in. So a forking lane keeps a
 second template of the ``reference`` role (unsandboxed, given only the task's own code, as a started reference
 worker is; nothing of a candidate ever reaches it) and forks each task's reference worker from it: both sides of
-a pair are forked alike.
+a pair are forked alike, and a lane whose reference cannot be forked starts both sides from then on.
 
 Without ``/proc`` (macOS) or ``fork`` (Windows) there is no template; the lane starts workers as before.
 When a pool forks by default: see :class:`cudal1.harness.pool.EvalPool`.
