@@ -74,8 +74,8 @@ def choose_attempt(attempts: list[Attempt]) -> int:
     Why an earlier attempt may be reported: each attempt is checked on its own (the parent's clock around its
     batches, the reference's speed in its rounds), so an attempt that passes both checks has figures as trustworthy
     as any; on a machine whose host speed swings over seconds a later attempt can fail a check that an earlier one
-    passed (2026-11-26, H100 VM: drift 0.23 then 0.28 then 0.30 on one pair). The choice never looks at the
-    speedup. Flagrant clock excesses in :data:`FLAGRANT_TO_REJECT` attempts reject the pair regardless
+    passed (seen on an H100 VM: benchmarks/results/2026-11-28-kernelbench-v0-fourteenth-pass-h100.md). The choice
+    never looks at the speedup. Flagrant clock excesses in :data:`FLAGRANT_TO_REJECT` attempts reject the pair regardless
     (:func:`clock_rejection`)."""
     for i, a in enumerate(attempts):  # resolved by the parent's clock first (clockcheck.resolved)
         if a.passes and a.summary.stable and a.resolved:
@@ -106,13 +106,11 @@ def clock_rejection(attempts: list[Attempt], chosen: int) -> clockcheck.ClockChe
     Rejected: when :data:`FLAGRANT_TO_REJECT` attempts had a flagrant excess (the worst of them is reported), or
     when the chosen attempt's own check failed (no attempt passed: its reported times are not bounded).
 
-    Why one flagrant attempt is not enough: the excess of an honest launch-bound pair comes in bursts. Of the 16
-    pairs this check rejected in the KernelBench runs on an H100 of 2026-11-25..27 (all before the lanes were
-    pinned to cores), 6 had a flagrant attempt beside an attempt with no excess or one within the allowance;
-    85_Conv2d_GroupNorm_Scale_MaxPool_Clamp measured -0.024 ms per call, then +0.122 (allowance 0.02), and
-    42_ConvTranspose2d_GlobalAvgPool_BiasAdd_LogSumExp_Sum_Multiply -0.030, -0.029, then +0.097 (0.034); both
-    files were verified in another run. Work done outside the timed calls, or forged times, shows in every
-    attempt. And the reported figures are always those of an attempt whose own clock check passed, so a candidate
+    Why one flagrant attempt is not enough: the excess of an honest launch-bound pair comes in bursts. In the
+    KernelBench runs on an H100 before the lanes were pinned to cores, a third of the pairs this check rejected had
+    a flagrant attempt beside an attempt with no excess, and were verified in another run
+    (benchmarks/results/2026-11-28-kernelbench-v0-fourteenth-pass-h100.md). Work done outside the timed calls, or
+    forged times, shows in every attempt. And the reported figures are always those of an attempt whose own clock check passed, so a candidate
     that behaves in one attempt and not in another gains nothing from it: the attempt it misbehaved in is never
     reported."""
     if enough_flagrant(attempts):

@@ -106,8 +106,8 @@ def check(ref: list[BatchClock], cand: list[BatchClock], cand_ms: float, device:
     ref_med = statistics.median(ref_gaps)
     ref_se = 2**0.5 * 1.4826 * statistics.median(abs(g - ref_med) for g in ref_gaps) / max(len(ref_gaps), 1) ** 0.5
     # the reference's own spread counts too: the protocol of a 2 GB task ran at two or three speeds per process on an
-    # H200, for several rounds at a time, so paired differences alone understate the noise (an honest self-pair
-    # read +0.16 ms a call against 4 x 0.039, with the reference's own spread at 0.076; 2026-12-04)
+    # H200, for several rounds at a time, so paired differences alone understate the noise (an honest self-pair was
+    # rejected by them alone: benchmarks/results/2026-12-04-harness-timing-h200.md)
     allowance = max(REL_ALLOWANCE * cand_ms, SIGMAS * se, SIGMAS * ref_se, FLOOR_MS.get(device, FLOOR_MS["cpu"]))
     return ClockCheck(med, allowance, ref_med, statistics.median(c.gap_ms / max(c.calls, 1) for c in cand),
                       len(excess), se, ref_se, device.split(":")[0])
@@ -146,9 +146,10 @@ def resolved(check: ClockCheck, reported_ms: float) -> bool:
     is at most :data:`RESOLUTION` of the candidate's time per call as the clock saw it (reported plus excess).
 
     The charge leaves at most :data:`MARGIN_CAP` of that time uncharged, but the excess itself is no surer than its
-    noise: under outside load on two cores the noise of a 0.03 ms CPU call reached 0.02-0.07 ms, and a candidate that
-    reported its calls as 0.001 ms read 3-9x with no other finding (2026-12-04). Such a figure carries
-    ``timing_unresolved`` and is not trusted as an improvement; quiet, the noise of the same task is about 0.004 ms."""
+    noise: under outside load on two cores the noise of a microsecond-scale CPU call exceeds the call, and a
+    candidate that reported its calls as near zero read several times faster with no other finding
+    (benchmarks/results/2026-12-04-committed-batches-cpu.md). Such a figure carries ``timing_unresolved`` and is not
+    trusted as an improvement."""
     limit = RESOLUTION.get(check.device)
     if limit is None:
         return True

@@ -2,9 +2,9 @@
 computes with a dozen PyTorch kernels, in one read of the output.
 
 On a GPU a timed batch's digests are on the parent's clock (:mod:`cudal1.harness.clockcheck`), and with PyTorch
-kernels they cost about 13 passes over each output plus the weights' hash (an H200, 2026-11-29: 26 ms a call of
-protocol beside 1.2-1.7 ms calls for the built-in elementwise tasks), so the clock's resolution was a few percent of
-that, several times the call. One pass reads each value once and computes the signs in registers.
+kernels they cost about 13 passes over each output plus the weights' hash, many times the call of an elementwise
+task (benchmarks/results/2026-11-29-harness-timing-h200.md), and the clock's resolution is a fraction of that. One
+pass reads each value once and computes the signs in registers.
 
 Each program sums :data:`BLOCK` consecutive values of one row in the output's precision (float32, or float64 for
 float64 outputs); the per-block sums are added in float64 by the caller. The signs are the same function of the

@@ -631,8 +631,8 @@ def _round(run: _Run, n: int, rng: random.Random, *, check: bool, times: PairedT
             run.ref.worker.freeze()
         try:
             # a tight task's workers give their GPU memory back after each batch; it is taken back, and given back
-            # again, outside the parent's clock: cudaMalloc and cudaFree of gigabytes took from 3 to 50 ms a call on
-            # an H200 (2026-11-29), noise that the clock check compares and charges
+            # again, outside the parent's clock: cudaMalloc and cudaFree of gigabytes swing by tens of ms on an H200
+            # (benchmarks/results/2026-11-29-harness-timing-h200.md), noise the clock check would compare and charge
             if run.ref.tight and ask("rewarm", {}) is None:
                 return None
             t0 = time.monotonic()

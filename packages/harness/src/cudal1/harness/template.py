@@ -283,7 +283,7 @@ class ForkedWorker(WorkerProcess):
         anything, so every process candidate code starts is in it, ``setsid`` daemons too), else every process of the
         template's sandbox but the template's own. One cgroup file, as for a started worker: :meth:`freeze` runs inside
         a committed batch's clocked window, and a scan of ``/proc`` there cost a forked worker 1.3 ms a batch more than
-        a started reference (0.04 ms a call on a 0.03 ms task, charged to honest candidates: 2026-12-04)."""
+        a started reference, charged to honest candidates (benchmarks/results/2026-12-04-committed-batches-cpu.md)."""
         if self.cgroup is not None:
             return {p for p in self.cgroup.pids() | {self.proc.pid} if process_state(p) not in (None, "Z", "X")}
         return self.template.children()
