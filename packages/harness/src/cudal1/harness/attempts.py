@@ -107,7 +107,7 @@ def clock_rejection(attempts: list[Attempt], chosen: int) -> clockcheck.ClockChe
     when the chosen attempt's own check failed (no attempt passed: its reported times are not bounded).
 
     Why one flagrant attempt is not enough: the excess of an honest launch-bound pair comes in bursts. In the
-    KernelBench runs on an H100 before the lanes were pinned to cores, a third of the pairs this check rejected had
+    KernelBench runs on an H100 before the lanes were pinned to cores, more than a third of the pairs this check rejected had
     a flagrant attempt beside an attempt with no excess, and were verified in another run
     (benchmarks/results/2026-11-28-kernelbench-v0-fourteenth-pass-h100.md). Work done outside the timed calls, or
     forged times, shows in every attempt. And the reported figures are always those of an attempt whose own clock check passed, so a candidate

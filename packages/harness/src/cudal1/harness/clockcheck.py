@@ -106,8 +106,8 @@ def check(ref: list[BatchClock], cand: list[BatchClock], cand_ms: float, device:
     ref_med = statistics.median(ref_gaps)
     ref_se = 2**0.5 * 1.4826 * statistics.median(abs(g - ref_med) for g in ref_gaps) / max(len(ref_gaps), 1) ** 0.5
     # the reference's own spread counts too: the protocol of a 2 GB task ran at two or three speeds per process on an
-    # H200, for several rounds at a time, so paired differences alone understate the noise (an honest self-pair was
-    # rejected by them alone: benchmarks/results/2026-12-04-harness-timing-h200.md)
+    # H200, for several rounds at a time, so paired differences alone understate the noise
+    # (benchmarks/results/2026-12-04-harness-timing-h200.md)
     allowance = max(REL_ALLOWANCE * cand_ms, SIGMAS * se, SIGMAS * ref_se, FLOOR_MS.get(device, FLOOR_MS["cpu"]))
     return ClockCheck(med, allowance, ref_med, statistics.median(c.gap_ms / max(c.calls, 1) for c in cand),
                       len(excess), se, ref_se, device.split(":")[0])
