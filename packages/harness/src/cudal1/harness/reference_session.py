@@ -11,6 +11,8 @@ import torch
 
 from . import integrity
 from .baselines import BaselineError, reference_runner
+from .compare import flatten_outputs
+from .digest import digest_tensor
 from .environment import ClockMonitor, device_info
 from .models import StateSnapshot, clone_args, load_reference, make_inputs, nbytes
 from .outputs import describe_output
@@ -20,9 +22,6 @@ from .task_checks import check_task
 
 def _fingerprint(out: Any) -> list[tuple]:
     """Digests (fixed weights) of an output's tensor leaves and its plain values: equal for equal outputs."""
-    from .compare import flatten_outputs
-    from .digest import digest_tensor
-
     fp: list[tuple] = []
     for x in flatten_outputs(out):
         if isinstance(x, torch.Tensor):
