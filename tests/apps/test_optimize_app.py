@@ -28,13 +28,13 @@ NET = textwrap.dedent('''\
             self.scale = scale
 
         def forward(self, x):
-            for _ in range(30):  # recomputes the same value: a rewrite computing it once really improves
+            for _ in range(4):  # recomputes the same value: a rewrite computing it once really improves
                 y = torch.tanh(x) * self.scale
             return y
 
 
     def example_inputs():
-        return [torch.randn(4, 16)]
+        return [torch.randn(256, 512)]  # calls the parent's clock resolves on two cores (see the test below)
     ''')
 NET_NEW = ("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def __init__(self, scale: float = 2.0):\n"
            "        super().__init__()\n        self.scale = scale\n\n    def forward(self, x):\n"
@@ -84,6 +84,9 @@ def test_argument_errors_exit_2_with_one_line(argv, words, capsys, tmp_path):
 
 
 def test_module_end_to_end_and_a_refused_folder(tmp_path, capsys, openai_server):
+    """The rewrite must read as a real improvement. At 4 x 16 its calls took 9 us and the noise of the parent's clock
+    4-10 us, so it read ``timing_unresolved`` (not an improvement) now and then: CI's full suite of 2026-12-05, and
+    one local run in six. At 256 x 512 a call takes about 0.15 ms against a noise of 0.02-0.04 ms (4 local runs)."""
     (tmp_path / "my_net.py").write_text(NET)
     openai_server.reply = lambda body, i: [respond(NET_NEW), "prose only"][i]
     out = tmp_path / "out"
