@@ -1,5 +1,5 @@
 """Write, for every ``kernelbench-v0`` solution file, the exact source the results store measured for it (the
-latest stored candidate whose code equals the file's code, module docstring aside; see kb_release_table.py) into
+latest stored candidate whose code equals the file's code, docstrings aside; see kb_release_table.py) into
 a folder, so that ``apps/evaluate.py --report-only --set kernelbench-v0=FOLDER`` renders every measured solution
 from the store (the store keys a pair by the whole source, and docstrings were edited after measuring).
 ``--baseline compile`` writes the sources measured against that baseline instead, for the report's

@@ -1,7 +1,8 @@
 """Tables of the ``kernelbench-v0`` release from the evaluate app's results store: for every solution file in the
-set, the latest stored result whose candidate source is the file's code (module docstring aside: the store's
-key hashes the whole source, and docstrings were edited after measuring), per level and overall statistics
-(mean / median / geomean / p25 / p75 / max, success rate, fast_p at 1.0 / 1.5 / 2.0), counting every
+set, the latest stored result whose candidate source is the file's code (docstrings aside, as
+``cudal1.kernelzoo.measured.code_identity`` hashes it: the store's key hashes the whole source, and docstrings were
+edited after measuring), per level and overall statistics (mean / median / geomean / p25 / p75 / max, success
+rate, fast_p at 1.0 / 1.5 / 2.0), counting every
 KernelBench task of the level (a task without a verified solution counts 1.0x), tasks the harness marked
 ``task_degenerate`` left out; then the tasks the set has no file for, with the reason its ``unsolved.json`` gives.
 
@@ -16,7 +17,6 @@ below 1.0x included), never with unmeasured tasks counted as 1.0x.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import math
 import sqlite3
@@ -24,18 +24,9 @@ import statistics
 from pathlib import Path
 
 from cudal1.harness.flags import excluded, improves, verified
+from cudal1.kernelzoo.measured import code_identity
 from cudal1.kernelzoo.solutions import available
 from cudal1.kernelzoo.unsolved import unsolved
-
-
-def code_of(src: str) -> str:
-    """``src`` without its module docstring, normalised by the AST (comments and layout do not count)."""
-    tree = ast.parse(src)
-    body = tree.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]
-    return ast.dump(ast.Module(body=body, type_ignores=[]))
 
 
 def latest_records(store: Path, baseline: str = "eager") -> dict[str, list[dict]]:
@@ -54,17 +45,25 @@ def latest_records(store: Path, baseline: str = "eager") -> dict[str, list[dict]
 
 def measured_records(records: dict[str, list[dict]],
                      files: dict[str, Path]) -> tuple[list[tuple[str, dict]], list[str]]:
-    """For every solution file (name -> path), the latest record whose source is the file's code (docstring
-    aside): ``([(name, record)], [names without one])``, in name order."""
+    """For every solution file (name -> path), the latest record whose source is the file's code (docstrings
+    aside): ``([(name, record)], [names without one])``, in name order; a stored source that does not parse matches
+    nothing."""
     rows, missing = [], []
     for name, path in sorted(files.items()):
-        code = code_of(path.read_text(encoding="utf-8"))
-        match = [r for r in records.get(name, []) if r["_source"] and code_of(r["_source"]) == code]
+        code = code_identity(path.read_text(encoding="utf-8"))
+        match = [r for r in records.get(name, []) if r["_source"] and _identity(r["_source"]) == code]
         if match:
             rows.append((name, match[-1]))
         else:
             missing.append(name)
     return rows, missing
+
+
+def _identity(src: str) -> str | None:
+    try:
+        return code_identity(src)
+    except SyntaxError:
+        return None
 
 
 def quantile(xs: list[float], q: float) -> float:

@@ -123,15 +123,20 @@ def main(argv: list[str] | None = None) -> int:
     measured_peaks = {"copy_bytes_per_s": round(peaks.copy_bytes_per_s),
                       "fp32_flop_per_s": round(peaks.fp32_flop_per_s)}
     new = dict(doc, sources=sources, gpu=peaks.name, peaks=measured_peaks, tasks=entries)
-    text = json.dumps(new, indent=1) + "\n"
-    if text == a.out.read_text(encoding="utf-8"):
-        print(f"{a.out}: current ({len(entries)} tasks)")
+    return write_or_check(a.out, json.dumps(new, indent=1) + "\n", a.write, f"{len(entries)} tasks")
+
+
+def write_or_check(out: Path, text: str, write: bool, summary: str, differs: str = "") -> int:
+    """Exit status of a data file made from the stores: 0 when ``out`` holds ``text`` already or ``write`` wrote it,
+    else 1 (``out`` left as it was; ``differs`` says where it differs)."""
+    if out.exists() and text == out.read_text(encoding="utf-8"):
+        print(f"{out}: current ({summary})")
         return 0
-    if a.write:
-        a.out.write_text(text, encoding="utf-8")
-        print(f"{a.out}: written ({len(entries)} tasks)")
+    if write:
+        out.write_text(text, encoding="utf-8")
+        print(f"{out}: written ({summary})")
         return 0
-    print(f"{a.out}: out of date (rerun with --write)")
+    print(f"{out}: out of date (rerun with --write){differs}")
     return 1
 
 

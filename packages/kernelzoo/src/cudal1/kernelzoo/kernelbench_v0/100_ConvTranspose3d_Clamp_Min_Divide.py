@@ -1,15 +1,16 @@
 """KernelBench level 2, 100_ConvTranspose3d_Clamp_Min_Divide (x: (16, 32, 16, 32, 32) fp32;
 ConvTranspose3d(32 -> 16, k=3, stride 2, padding 1) -> (16, 16, 31, 63, 63); clamp(min=-1); / 2).
 
-Eager runs cuDNN's transposed convolution (about 1.6 of the reference's 1.84 ms on an H100), then the clamp and
+Eager runs cuDNN's transposed convolution (most of the reference's time), then the clamp and
 the division, each a 126 MB read + write. Here ONE Triton kernel computes the transposed convolution directly
 and applies both in registers: a program owns one output depth plane of one sample and 8 input rows; for each
 of the four (oh, ow) parity classes of the stride-2 output only the kernel taps that land there are summed (1
 or 2 per dimension, 3.4 of 27 on average: 108 FMAs per output value instead of the 864 of a dense 27-tap sum,
 all 16 output channels at once as an outer product, fp32, no TF32; 3.4 GFMA in all), and the result is written
-once. Expected: about 3-5x faster than eager. Measured through the harness on an H100 (2026-11-25, eager baseline): 2.37x, 95% CI [2.36, 2.41] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+once.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.34x, 95% CI [2.29, 2.37] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

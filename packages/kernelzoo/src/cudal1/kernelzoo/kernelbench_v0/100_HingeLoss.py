@@ -5,12 +5,13 @@ One Triton program loads all 128 pairs, applies the hinge (``clamp(min=0)`` keep
 the sum as a tree in fp32 scaled by 1/N; it runs inside a CUDA graph (``blocks.cudagraph.CUDAGraphForward``):
 each call is one copy of both inputs (one ``_foreach_copy_``), one graph replay and one scalar clone.
 
-Eager runs mul, rsub, clamp and mean on 512-byte tensors: four launches, 0.150 ms on an H100 (0.08 ms in the
-release run). The earlier version launched the same kernel bare from Python: 1.21x once, then rejected
-``timing_disagrees``; its own event time was 0.059-0.075 ms, i.e. a Triton launch from Python costs about
-0.06 ms of host time in the harness's worker, about four eager launches. The graph costs about three eager
-launches (copy, replay, clone) with a few hundred bytes of GPU work. Expected 1.5-2x over eager.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.28x, 95% CI [1.22, 1.45] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Eager runs mul, rsub, clamp and mean on 512-byte tensors: four launches. The earlier version launched the same
+kernel bare from Python: faster than eager once, then rejected ``timing_disagrees``; its own event time showed
+that a Triton launch from Python costs about as much host time in the harness's worker as four eager launches.
+The graph costs about three eager launches (copy, replay, clone) with a few hundred bytes of GPU work.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,23 +1,23 @@
 """KernelBench level 2, 10_ConvTranspose2d_MaxPool_Hardtanh_Mean_Tanh, second version (x: (128, 32, 16, 16)
-fp32; ConvTranspose2d(32 -> 64, k=4, stride 2, padding 1) -> (128, 64, 32, 32); MaxPool2d(2, 2) -> 16 x 16;
+fp32; ConvTranspose2d(32 -> 64, k=4, stride 2, padding 1) -> (128, 64, 32, 32); MaxPool2d(2, 2) -> 16x16;
 Hardtanh(-1, 1); mean over (H, W), keepdim; tanh -> (128, 64, 1, 1)).
 
 ONE Triton kernel does the whole model, the transposed convolution included, a program per sample. The first
-version (kernelbench_v0/10_...: cuDNN conv + one fused tail, 1.12-1.13x) spends nearly all of its time in
-cuDNN's fp32 dgrad kernel (2.1 GFLOP at about 4-5 TFLOP/s). Here the pool stride equals the conv stride (2), so
-the 2 x 2 window of pooled position (i, j) holds exactly one output of each (oh, ow) parity class, namely class
-position (i, j): for each block of 128 pooled positions the program runs the four class GEMMs (only the 2 x 2
-taps of matching parity, reduction (tap, input channel) = 4 x 32, no multiply by an inserted zero; fp32
+version (kernelbench_v0/10_...: cuDNN conv + one fused tail) spends nearly all of its time in cuDNN's fp32 dgrad
+kernel (2.1 GFLOP at a low rate). Here the pool stride equals the conv stride (2), so
+the 2x2 window of pooled position (i, j) holds exactly one output of each (oh, ow) parity class, namely class
+position (i, j): for each block of 128 pooled positions the program runs the four class GEMMs (only the 2x2
+taps of matching parity, reduction (tap, input channel) = 4x32, no multiply by an inserted zero; fp32
 ``tl.dot(input_precision="ieee")``, FMA, no TF32) with all 64 output channels, and keeps the running max of the
 four (bias added after the max: max(v + b) = max(v) + b). The clamp, the per-channel sum over the sample's
 256 pooled positions, the mean and the tanh follow in registers; the conv output and the pooled map never reach
-memory, and the only write is 64 numbers per sample. 128 programs: one wave on the H100's 132 SMs.
-Expected: about 0.15-0.2 ms of GPU time against the 0.528 ms eager reference (2026-11-25 H100): about 2.5-3x.
+memory, and the only write is 64 numbers per sample. 128 programs: one wave on Hopper's 132 SMs.
 
 Other configurations (CPU, other dtypes, groups or dilation, a pool that is not the conv stride, more than 64
 output channels) run the same math in PyTorch.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.08x, 95% CI [2.88, 3.29] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

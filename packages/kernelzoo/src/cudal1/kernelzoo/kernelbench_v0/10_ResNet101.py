@@ -11,20 +11,20 @@ full passes over activations of up to 32 MB each. Here:
   and one output copy; everything below is recomputed from the live parameters on every replay (nothing cached);
 - every eval batch norm is folded into its convolution, ``bn(conv(x, w)) = conv(x, w * s) + (beta - mean * s)``
   with ``s = gamma / sqrt(var + eps)``, for all 104 pairs at once with a few ``torch._foreach`` kernels plus one
-  weight multiply per conv (~170 MB of weights read and written, ~0.1 ms);
+  weight multiply per conv (~170 MB of weights read and written);
 - each folded conv + bias (+ residual) + ReLU is ONE cuDNN call (``torch.cudnn_convolution_relu`` /
-  ``torch.cudnn_convolution_add_relu``, fp32; ``benchmarks/scripts/probe_cudnn_fused.py`` measured them at
-  0.116 vs 0.339 ms on the stem and 0.036 vs 0.051 ms on a 1x1 256 -> 64 layer against eager conv + bn + ReLU);
+  ``torch.cudnn_convolution_add_relu``, fp32; ``benchmarks/scripts/probe_cudnn_fused.py`` compares them with
+  eager conv + bn + ReLU);
 - the classifier is ``torch.addmm`` in fp32, the average pool a plane mean.
-History: the same fold without a graph measured 0.94x (its ~400 host launches per call cost more than the fusion
-saved); separate Triton batch-norm passes without a graph 0.76x. The graph removes the host side of both.
-The fold and the fused cuDNN call are :mod:`cudal1.kernelzoo.blocks.conv_bn_fold`.
+History: the same fold without a graph was slower than eager (its ~400 host launches per call cost more than the
+fusion saved), and so were separate Triton batch-norm passes without a graph. The graph removes the host side of
+both. The fold and the fused cuDNN call are :mod:`cudal1.kernelzoo.blocks.conv_bn_fold`.
 The fold moves one multiplication into the weights: within fp32 rounding of the reference, not bit-identical.
 On CPU the same math in plain PyTorch ops.
-Eager reference 10.9 ms on an H100; expected ~7-8.5 ms (~1.3-1.5x): the launch overhead and the batch norm, add
-and ReLU passes go; the ~78 GFLOP of fp32 convolution remain.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
-1.42x, 95% CI [1.36, 1.46] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+What remains is the ~78 GFLOP of fp32 convolution: the launch overhead and the batch norm, add and ReLU passes go.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

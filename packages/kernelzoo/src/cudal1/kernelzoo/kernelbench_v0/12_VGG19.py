@@ -2,15 +2,15 @@
 (2, 2, 4, 4, 4 convs) of 64, 128, 256, 512, 512 channels, each block ending in a 2x2/2 max pool; Linear 25088 ->
 4096 -> 4096 -> num_classes with ReLUs and Dropout(0.0) -> (10, num_classes)).
 
-Compute-bound: ~392 GFLOP of fp32 convolution. Eager runs cuDNN's fp32 implicit GEMMs (~25-30 TFLOP/s on an H100:
-``benchmarks/scripts/probe_cudnn_fused.py`` measured 24-28 on ResNet shapes, and the 14.24 ms eager reference of
-the 2026-11-24 self-run implies ~28-30 here), then a bias pass and a ReLU pass over every conv output (~2.4 GB
-moved in all) and PyTorch's max pools (which also write int64 indices). cuBLAS's fp32 SGEMM runs at ~48-49 TFLOP/s
-on large shapes (benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), both without TF32. Here:
+Compute-bound: ~392 GFLOP of fp32 convolution. Eager runs cuDNN's fp32 implicit GEMMs, then a bias pass and a ReLU
+pass over every conv output (~2.4 GB moved in all) and PyTorch's max pools (which also write int64 indices).
+cuBLAS's fp32 SGEMM runs well above cuDNN's fp32 implicit-GEMM rate on large shapes (compare
+``benchmarks/scripts/probe_cudnn_fused.py`` with benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md),
+both without TF32. Here:
 
 - the convolutions with >= 256 output channels (blocks 3-5, ~295 of the 392 GFLOP) are im2col GEMMs: ``F.unfold``
   (N, 9 C, H W), then ONE batched cuBLAS GEMM ``W (C_out x 9 C) @ cols[n]`` for all images (the weight broadcast,
-  not copied). The im2col matrix costs 2 / C_out bytes written per FLOP (~1.7 GB in all, ~0.7 ms), small against
+  not copied). The im2col matrix costs 2 / C_out bytes written per FLOP (~1.7 GB in all), small against
   what the faster GEMM saves at C_out >= 256; at 64 and 128 output channels it would eat the gain, so blocks 1-2
   stay on cuDNN;
 - every conv is run without its bias; the bias + ReLU (+ the block's 2x2 max pool) follow as ONE zoo Triton pass:
@@ -24,11 +24,11 @@ on large shapes (benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), b
   copy; the weights are read from the live parameters on every replay (nothing cached).
 All fp32 (no TF32, no reduced precision); the GEMM convolutions sum in a different order from cuDNN's (within fp32
 rounding). On CPU the same math in PyTorch ops (the GEMM path included).
-Expected before measuring: blocks 1-2 ~3.3 ms (cuDNN, unchanged), blocks 3-5 ~7-7.5 ms (GEMMs + im2col) against
-~10.5 ms, the bias/ReLU/pool passes ~0.6 ms fewer: ~10.7-11.3 ms against the 14.24 ms eager reference
-(~1.25-1.35x); ~1.05x if the GEMMs ran no faster than cuDNN.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.16x, 95% CI [1.17, 1.17]
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The gain rests on blocks 3-5 (cuDNN's largest share of the time) moving to the faster GEMMs, plus the bias/ReLU/pool
+passes that go; if the GEMMs ran no faster than cuDNN, only the saved passes would remain.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,11 +8,12 @@ transposed convolution with the channel-mean weight, ``mean_c convT(x, w)[c] = c
 weight (computed in every forward, 3.5 KB) and bias ``b.mean() + bias``, writing 7.9 MB instead of the 126 MB
 16-channel output, and one Triton kernel applies the rest exactly as written: the size-1 softmax
 ``exp(z - z) / exp(z - z)`` (1 for finite z, NaN for inf/NaN as in eager), tanh, scale. Eager writes and
-re-reads the 126 MB transposed-conv output for the mean, then runs add, softmax, tanh and mul passes (1.73 ms in
-the 2026-11-24 H100 self-run); the 16x smaller transposed conv and single epilogue should be several x faster.
-Measured through the harness on an H100 (2026-11-25, eager baseline): 8.10x, 95% CI [7.93, 8.16] (the harness marks this task degenerate: left out of every average) (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+re-reads the 126 MB transposed-conv output for the mean, then runs add, softmax, tanh and mul passes; the 16 times
+smaller transposed conv and single epilogue do far less work. The harness marks this task degenerate: it is left
+out of every average.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 7.03x, 95% CI [6.88, 7.15] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -9,11 +9,11 @@ Eager re-concatenates ALL earlier features after every layer (64+96+...+224 = 86
 passes over 672 channel planes in all). Here ONE preallocated output buffer holds the block: the input and each
 new 32-channel feature are written once into their channel slice, and each layer reads its prefix slice directly.
 Batch norm + ReLU is ONE Triton kernel (one strided read, one write; scale/shift from the running statistics
-in-kernel). The 3x3 convolutions stay cuDNN fp32 (no TF32). Expected: ~1.3x (eager reference 11.2 ms on an
-H100; about 3 GB of the ~8 GB of eager's non-convolution traffic removed).
-Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+in-kernel). The 3x3 convolutions stay cuDNN fp32 (no TF32). About 3 GB of the ~8 GB of eager's non-convolution
+traffic is removed; the convolutions are unchanged.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.19x, 95% CI [1.18, 1.20] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 from cudal1.kernelzoo.blocks.densenet import DenseBlock

@@ -5,10 +5,11 @@ Exact algebra (every input and parameter value): ``s/2 * sum_j x . W_j = s/2 * x
 collapses to a column sum of W (one small reduction) and a (128, 10) x (10, 1) product that cuBLAS scales by
 ``alpha = s / 2`` in its epilogue (``addmm`` with ``beta = 0``: the ``input`` argument, a (128, 1) view of x,
 is ignored by definition, NaNs included, and only fixes the output shape). Only the order of the fp32 sums
-changes. Eager runs transpose, GEMM, divide, sum and multiply: four kernels for a few KB, launch-bound
-(reference 0.12 ms in the 2026-11-24 H100 self-run); two launches here: expect about 1.4-1.8x.
+changes. Eager runs transpose, GEMM, divide, sum and multiply: four kernels for a few KB, launch-bound; two
+launches here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.36x, 95% CI [1.34, 1.38] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

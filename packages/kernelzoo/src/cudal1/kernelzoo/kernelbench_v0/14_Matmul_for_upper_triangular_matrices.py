@@ -3,10 +3,10 @@
 
 The forward itself zeroes the other triangle of the product, so only the upper triangle is computed: the zoo's
 ``triangular_matmul`` (cuBLAS fp32 blocks written in place, 53% of the product's FLOPs at N = 4096; nothing
-assumed about A and B). Measured through the harness on an H100 (2026-11-25, eager baseline, with the same
-blocks written inline in this file): 1.53x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+assumed about A and B). An earlier version wrote the same blocks inline in this file.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.55x, 95% CI [1.54, 1.57] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,17 +4,18 @@ of all earlier features); transition layers BatchNorm-ReLU-Conv1x1-AvgPool2d(2);
 average pool, Linear -> (10, num_classes)). The harness evaluates both in eval mode, so every batch norm is the
 per-channel affine map of its running statistics (the CPU path uses ``F.batch_norm(training=False)`` too).
 
-The network of the measured 16_DenseNet201 solution (:class:`cudal1.kernelzoo.blocks.densenet.DenseNet`): each
+The network of the 16_DenseNet201 solution (:class:`cudal1.kernelzoo.blocks.densenet.DenseNet`): each
 dense block owns ONE preallocated feature buffer (no quadratic re-concatenation: the block input and every new
 32-channel feature are written once into their channel slice, a layer reads its prefix slice), batch norm + ReLU
 is ONE Triton pass, and a transition's batch norm + ReLU + 2x2 average is one Triton pass ahead of its 1x1 conv
-(no bias, so it commutes exactly with the average) on a 4x smaller input; convolutions stay cuDNN fp32.
-Added here: DenseNet-121's ~250 launches per call (a Triton launch from Python costs ~15 us of host time, a cuDNN
-one more) are replayed as ONE CUDA graph (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`): a call
+(no bias, so it commutes exactly with the average) on a quarter-size input; convolutions stay cuDNN fp32.
+Added here: DenseNet-121's ~250 launches per call (a Triton launch from Python costs host time, a cuDNN one
+more) are replayed as ONE CUDA graph (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`): a call
 is one input copy, one graph launch and one output copy; parameters and running statistics are read live.
-Eager reference 10.8 ms on an H100; expected ~5-7 ms (~1.5-2x): the concatenations, half the norm traffic and
-the host launch time go, the fp32 convolutions remain.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.13x, 95% CI [2.12, 2.16] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The concatenations, half the norm traffic and the host launch time go; the fp32 convolutions remain.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -3,21 +3,20 @@ ConvTranspose2d(32 -> 64, k=4, stride 2, padding 1, output_padding 1) -> (128, 6
 ``+ add_value``, hardtanh [-1, 1], ``* scale``).
 
 ONE Triton kernel does the whole model, the transposed convolution included (the scheme of
-91_ConvTranspose2d_Softmax_BiasAdd_Scaling_Sigmoid, same convolution shape, measured 3.21x there). The first
-version (kernelbench_v0/16_...: cuDNN conv + one fused tail, 1.16-1.19x) spends nearly all of its time in cuDNN's
-fp32 dgrad kernel (2.2 GFLOP at about 4 TFLOP/s). Here each output (oh, ow) parity class is a plain implicit
-GEMM: for stride 2 and a 4x4 kernel only the 2 x 2 taps of matching parity reach an output, so the reduction axis
-is (tap, input channel) = 4 x 32 with no multiply by an inserted zero. A program owns one class and 128 class
+91_ConvTranspose2d_Softmax_BiasAdd_Scaling_Sigmoid, same convolution shape). The first
+version (kernelbench_v0/16_...: cuDNN conv + one fused tail) spends nearly all of its time in cuDNN's
+fp32 dgrad kernel (2.2 GFLOP at a low rate). Here each output (oh, ow) parity class is a plain implicit
+GEMM: for stride 2 and a 4x4 kernel only the 2x2 taps of matching parity reach an output, so the reduction axis
+is (tap, input channel) = 4x32 with no multiply by an inserted zero. A program owns one class and 128 class
 positions flattened over (sample, row, column), and all 64 output channels; conv bias, mish
 ``v * tanh(softplus(v))`` (softplus threshold 20 as torch), add, clamp and scale run on the accumulator tile in
 registers before the only write of the output. The GEMM is ``tl.dot(input_precision="ieee")``: fp32 FMA, no TF32.
-Expected: about 0.2 ms of GPU time against the 0.585 ms eager reference (2026-11-25 H100): about 2.5-3x. Not yet
-measured on a GPU.
 
 Other configurations (CPU, other dtypes, groups or dilation, more than 64 output channels) run the same math in
 PyTorch.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.01x, 95% CI [2.44, 3.09] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,16 +8,18 @@ ReLU, global average pool, Linear. Eval mode: every batch norm is the affine map
 The kernels are the first version's (``cudal1.kernelzoo.blocks.densenet``): one preallocated feature buffer per
 dense block (no re-concatenation), batch norm + ReLU as one Triton pass over a layer's channel prefix, the
 transition's batch norm + ReLU + 2x2 average as one pass before its 1x1 conv (they commute), cuDNN fp32
-convolutions. That version measured only 1.03x over eager (17.8 ms on an H100): its ~100 dense layers each cost
-about four host launches (a 13-20 us Triton launch, the conv, the slice copy, views), ~4-5 ms of host time, and
-blocks 3 and 4 (48 + 32 layers at 14x14 and 7x7, batch 10) have only a few microseconds of GPU work per kernel,
-so the host paces the GPU there. Here ``_forward`` is captured once into a CUDA graph
-(``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``) and each call is three launches: the 6 MB input copy,
-the graph replay, the (10, 10) output clone. No batch norm is folded into a convolution: every batch norm here
-precedes a ReLU that precedes its convolution, and the stem's batch norm precedes a ReLU and a max pool, so a
-fold would only move the same pass into a separate bias add.
-Expected: the GPU time of the kernels, ~6-9 ms (the 3x3 convolutions of blocks 1-2 and the memory passes),
-so ~2-2.5x over eager (17.8 ms), against 1.03x for the first version. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.57x, 95% CI [1.48, 1.62] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+convolutions. That version was barely faster than eager: its ~100 dense layers each cost about four host launches
+(a Triton launch, the conv, the slice copy, views), and blocks 3 and 4 (48 + 32 layers at 14x14 and 7x7,
+batch 10) have little GPU work per kernel, so the host paces the GPU there. Here ``_forward`` is captured once
+into a CUDA graph (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``) and each call is three launches: the
+6 MB input copy, the graph replay, the (10, 10) output clone. No batch norm is folded into a convolution: every
+batch norm here precedes a ReLU that precedes its convolution, and the stem's batch norm precedes a ReLU and a
+max pool, so a fold would only move the same pass into a separate bias add.
+A call should then take about the GPU time of the kernels (the 3x3 convolutions of blocks 1-2 and the memory
+passes), with the host launch time gone.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,9 +7,11 @@ channels x 900 positions of the conv in fp32 registers (direct 3-input-channel c
 the biased variance of the centred values (as instance norm), normalises, divides and writes the output once.
 Replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy
 of host time, against eager's conv (+ bias), instance norm (several kernels) and div launches. Other configurations
-(affine or tracked statistics, larger planes, other convs) run the PyTorch form. Eager reference: 0.215 ms
-(H100). Expected: about 0.04-0.05 ms (three launches of host time, ~5 us of GPU work, the 7.4 MB write), about
-4-5x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.15x, 95% CI [2.11, 2.20] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+(affine or tracked statistics, larger planes, other convs) run the PyTorch form. What remains is three launches of
+host time, a little GPU work and the 7.4 MB write.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

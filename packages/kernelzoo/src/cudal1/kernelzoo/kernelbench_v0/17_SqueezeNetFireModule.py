@@ -9,11 +9,11 @@ accumulates both expand convolutions as outer products (the 1x1 weights act at t
 applies ReLU and writes each output channel at its place in the concatenated result. Eager writes and re-reads
 the squeezed map, writes two 128 MB conv outputs, runs two in-place ReLUs over them and copies both into the
 concatenation (~1.3 GB of traffic, 7 launches); here the 6 MB input is read and the 257 MB output written once.
-The work is ~7 GFLOP of fp32 FMA (no tensor cores, no TF32). Expected: ~4-5x (eager reference 1.11 ms on an
-H100). fp32 CUDA input; elsewhere the PyTorch formulation (squeeze conv, ReLU, the two expand convs).
-Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+The work is ~7 GFLOP of fp32 FMA (no tensor cores, no TF32). fp32 CUDA input; elsewhere the PyTorch formulation
+(squeeze conv, ReLU, the two expand convs).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.61x, 95% CI [1.55, 1.64] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -3,9 +3,9 @@ conv + batch norm + ReLU, 13 depthwise-separable blocks (3x3 depthwise conv + ba
 norm + ReLU), 7x7 average pool, Linear 1024 -> num_classes). The harness evaluates both in eval mode, so every
 batch norm is the per-channel affine map of its running statistics.
 
-Eager runs ~85 kernels: 27 convolutions (the 13 depthwise ones in PyTorch's own fp32 depthwise kernel, at ~840
-GB/s on an H100), 27 batch norms and 27 ReLUs, the last two full passes over activations of up to 32 MB. An
-earlier version with one Triton batch-norm + ReLU pass per layer and no graph measured 1.01x. Here:
+Eager runs ~85 kernels: 27 convolutions (the 13 depthwise ones in PyTorch's own fp32 depthwise kernel, well below
+the memory roofline), 27 batch norms and 27 ReLUs, the last two full passes over activations of up to 32 MB. An
+earlier version with one Triton batch-norm + ReLU pass per layer and no graph was no faster than eager. Here:
 - each depthwise conv + batch norm + ReLU is ONE Triton kernel (this file): a program computes a 2-D output tile
   of one (image, channel) plane from the 9 shifted input tiles (fp32 FMAs, the 9 weights and the batch norm's
   scale/shift as scalars from the live running statistics), applies the ReLU and writes the tile once: one read
@@ -23,10 +23,11 @@ earlier version with one Triton batch-norm + ReLU pass per layer and no graph me
 The fold and the fused cuDNN call are :mod:`cudal1.kernelzoo.blocks.conv_bn_fold`.
 The fold moves one multiplication into the weights: within fp32 rounding of the reference, not bit-identical.
 On CPU the same math in plain PyTorch ops.
-Eager reference 4.29 ms on an H100; expected ~1.5-2.2 ms (~2-2.5x): the launch overhead and 40 of the 54
-elementwise passes go, the depthwise convs run near the memory roofline, the pointwise GEMMs remain.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
-2.96x, 95% CI [2.91, 3.01] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The launch overhead and 40 of the 54 elementwise passes go, the depthwise convs run near the memory roofline, the
+pointwise GEMMs remain.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

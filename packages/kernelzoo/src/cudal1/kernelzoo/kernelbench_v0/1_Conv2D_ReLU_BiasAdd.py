@@ -4,10 +4,12 @@ ReLU; ``+ bias`` (16, 1, 1)).
 One Triton kernel does the whole forward, the convolution included (direct 3-input-channel conv from
 ``cudal1.kernelzoo.blocks.direct_conv``, plain fp32 FMAs, no TF32; bias, ReLU and the added bias in registers, one
 write of the output), and that kernel is replayed through a CUDA graph (``CUDAGraphForward``): per call one input
-copy, one graph launch and one output copy of host time. The earlier single-launch version (no graph) measured
-about 1.0x: a Triton launch from Python costs about as much host time as eager's conv, ReLU and add launches.
-Eager reference: 0.160 ms (H100). Expected: about 0.04-0.05 ms (three launches of host time, a few microseconds of
-GPU work plus the 7.4 MB output write), about 3x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.50x, 95% CI [1.43, 1.57] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+copy, one graph launch and one output copy of host time. The earlier single-launch version (no graph) was no
+faster than eager: a Triton launch from Python costs about as much host time as eager's conv, ReLU and add launches.
+What remains is three launches of host time and a little GPU work, the 7.4 MB output write included.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -2,19 +2,20 @@
 32, 32) fp32; ConvTranspose3d(32 -> 64, k=3, stride 2, pad 1, output_pad 1) -> v: (16, 64, 32, 64, 64), 1.07 GB;
 then ``((v + bias) + v) * v + v`` with bias (64, 1, 1, 1)).
 
-The first version (kernelbench_v0/20_..., measured 1.45x: 8.08 ms eager, 5.55 ms ours) left the transposed
-convolution in cuDNN (about 4.8 ms: 29 GFLOP at ~6 TFLOP/s) and fused only the tail. Here ONE Triton kernel does
+The first version (kernelbench_v0/20_...) left the transposed convolution in cuDNN (29 GFLOP at a low rate, most
+of its time) and fused only the tail. Here ONE Triton kernel does
 everything: the transposed convolution as one fp32 implicit GEMM per stride-residue class (the gather form of
 ``cudal1.kernelzoo.blocks.conv_transpose``: per output parity class only the taps that land there, 27/8 of 27 on
 average, reduction over (valid tap, input channel); ``tl.dot(input_precision="ieee")``: FMA, no TF32), all 64
 output channels of a block of 128 class positions per program, then conv bias and ``((v + bias) + v) * v + v``
-in registers and one write of the 1.07 GB output. The block ran these convolutions at 15-33 TFLOP/s on an H100,
-so expect about 1.3-2 ms for the 29 GFLOP plus the 1.07 GB write: about 4-5x over eager (vs 1.45x for v1).
+in registers and one write of the 1.07 GB output. The block runs these convolutions well above cuDNN's rate, so
+what remains is the 29 GFLOP at that rate plus the 1.07 GB write.
 
 Other configurations (CPU, other dtypes, groups, dilation, more than 64 output channels per block are fine) run
 the same math in PyTorch.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 6.30x, 95% CI [5.68, 6.63] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,9 +4,9 @@ BN + ReLU6, 1x1 project conv + BN; the task builds them WITHOUT the residual add
 drops the flag), 1x1 conv 320 -> 1280 + BN + ReLU6, global average pool, Linear 1280 -> num_classes). The harness
 evaluates both in eval mode, so every batch norm is the per-channel affine map of its running statistics.
 
-Eager runs ~140 small kernels (52 convolutions, 52 batch norms, 35 ReLU6s, pool, linear; reference 3.13 ms in the
-2026-11-25 H100 run, largely host launch overhead at these sizes). An earlier graph-free version (one Triton
-batch-norm + ReLU6 pass per pair) measured 0.53x. Here:
+Eager runs ~140 small kernels (52 convolutions, 52 batch norms, 35 ReLU6s, pool, linear; largely host launch
+overhead at these sizes). An earlier graph-free version (one Triton batch-norm + ReLU6 pass per pair) was slower
+than eager. Here:
 - the whole forward is captured once as a CUDA graph
   (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`): a call is one input copy, one graph launch and
   one output copy; everything below is recomputed from the live parameters on every replay (nothing cached);
@@ -24,13 +24,14 @@ batch-norm + ReLU6 pass per pair) measured 0.53x. Here:
 - the classifier is ``torch.addmm`` in fp32; Dropout(0.0) is the identity.
 The fold moves one multiplication into the weights: within fp32 rounding of the reference, not bit-identical.
 On CPU the same math in plain PyTorch ops.
-Note: the harness judged this task degenerate in the 2026-11-25 run (its output did not change between two input
-draws at the randomised parameters), so its speedup is left out of aggregates whatever this file does.
-Expected before measuring: ~0.8-1.1 ms on an H100 (~3-4x; 19_MobileNetV1 with the same recipe measured 3.05x, and
-22_EfficientNetB0 3.40x): the launch overhead and ~70 of the ~87 elementwise passes go, the convolutions remain.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, task_degenerate: the harness found the output
-independent of the input, so it is left out of every average): 2.82x, 95% CI [2.70, 2.97]
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Note: the harness judges this task degenerate (its output did not change between two input draws at the
+randomised parameters: it found the output independent of the input), so it is left out of every average
+whatever this file does.
+The recipe is that of 19_MobileNetV1 and 22_EfficientNetB0: the launch overhead and ~70 of the ~87 elementwise
+passes go, the convolutions remain.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,9 +8,10 @@ statistics (per-channel sums combined across each group's channels by a (16, 16)
 biased variance of the centred values, as GroupNorm), normalises with the affine and writes the output once.
 Replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy
 of host time, against eager's conv (+ bias), add, mul, sigmoid and group norm launches. Other configurations run
-the PyTorch form. Eager reference: 0.259 ms (H100). Expected: about 0.04-0.05 ms, about 5x.
+the PyTorch form.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.41x, 95% CI [2.33, 2.48] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,23 +7,23 @@ Task: x (10, 112, 224, 224) fp32 -> (10, 192, 112, 112); MBConv: expand 1x1 conv
 BatchNorm; no residual at these sizes (stride 2; the module handles one when stride 1 and in == out). Eval mode:
 every batch norm is the affine map of its running statistics.
 
-The first version (1.23x over eager, 7.25 ms on an H100, so ~5.9 ms) ran cuDNN for all three convolutions and one
+The first version ran cuDNN for all three convolutions and one
 Triton pass per batch norm + activation: on the 1.35 GB expanded tensor that is conv write, batch-norm pass read
 and write, depthwise read: ~5.4 GB. Here ONE Triton kernel does the depthwise stage: each program takes a block of
 output pixels of one (n, c) plane, loads its 25 taps straight from the raw expand-conv output, applies
 relu6(bn_expand(.)) to each tap in registers (zero outside the image, as the conv's zero padding of the
 activated map), accumulates the 5x5 depthwise sum in fp32 FMA, then applies relu6(bn_depthwise(.)) and writes
 the 337 MB result once. That removes the 2.7 GB batch-norm pass over the expanded tensor and the depthwise
-stage's separate 0.67 GB batch-norm pass (~1 ms of memory time). The expand and project 1x1 convolutions stay
+stage's separate 0.67 GB batch-norm pass. The expand and project 1x1 convolutions stay
 cuDNN fp32, the project batch norm (+ residual) stays the first version's one-pass ``bn_act``. Scale and shift
 come from the running statistics inside the kernels on every call (nothing cached).
-Why no CUDA graph: this forward is five launches against ~5 ms of GPU work (the host is never the bottleneck),
-and ``CUDAGraphForward`` would add a 225 MB input copy and a 96 MB output clone (~0.2 ms) for no launch saving.
+Why no CUDA graph: this forward is five launches against a lot of GPU work (the host is never the bottleneck),
+and ``CUDAGraphForward`` would add a 225 MB input copy and a 96 MB output clone for no launch saving.
 Folding the batch norms into the 1x1 conv weights gains nothing either: cuDNN applies a conv bias as a separate
 pass, the same traffic as the fused batch-norm pass it replaces.
-Expected: ~4.7-5.0 ms, ~1.45-1.5x over eager (7.25 ms), against 1.23x for the first version.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.26x, 95% CI [1.26, 1.28] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -5,8 +5,7 @@ The harness evaluates both models in eval mode, so every batch norm is the per-c
 statistics.
 
 Eager launches ~150 small kernels (every conv, batch norm, activation and residual add its own launch, each
-costing ~6-10 us of host time) while the GPU work per kernel is a few microseconds at these sizes: the task is
-launch-bound. Here
+costing host time) while the GPU work per kernel is tiny at these sizes: the task is launch-bound. Here
 
 * the whole forward is ONE CUDA graph (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``): per call one
   input copy, one graph launch and one output clone of host time;
@@ -14,9 +13,11 @@ launch-bound. Here
   (``cudal1.kernelzoo.blocks.bn_act``, statistics read from the buffers on every replay, so nothing is cached),
   the convolutions stay cuDNN fp32: ~45 fewer kernels and one full read+write fewer per BN/activation pair.
 
-Expected: eager reference 4.52 ms on an H100; the graph should run in roughly the GPU time of the kernels,
-~1-1.5 ms (~3-4x), the fused passes saving a further ~10-20% of the elementwise traffic.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.40x, 95% CI [3.29, 3.48] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The graph should run in roughly the GPU time of the kernels, the fused passes saving a further part of the
+elementwise traffic.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -9,10 +9,10 @@ per channel the mean (bias added) and, re-reading the just-loaded 50 KB plane fr
 squares; channels merge into group statistics with Chan's formula (no E[x^2] - E[x]^2 cancellation); it writes
 the group's share of the mean, and a (128, 8) sum gives the result. Eager adds the bias, runs the group norm
 (statistics read + normalise read/write of 103 MB) and the mean (another read): our tail is one read of the conv
-output and two launches. Reference 0.76 ms (2026-11-24 H100 self-run);
-expect about 1.5x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.43x, 95% CI [1.43, 1.45] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+output and two launches.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.43x, 95% CI [1.42, 1.45] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,8 +4,8 @@ BatchNorm + ReLU, 7 MBConv blocks ``mbconv1..7`` (each an ``nn.Sequential``: 1x1
 The harness evaluates both models in eval mode, so every batch norm is the per-channel affine map of its running
 statistics.
 
-Eager launches ~60 small kernels, each costing ~6-10 us of host time, for a few microseconds of GPU work each at
-these sizes: launch-bound. Here
+Eager launches ~60 small kernels, each costing more host time than its GPU work at these sizes: launch-bound.
+Here
 
 * the whole forward is ONE CUDA graph (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``): per call one
   input copy, one graph launch and one output clone of host time;
@@ -13,9 +13,10 @@ these sizes: launch-bound. Here
   statistics read on every replay, nothing cached), the convolutions stay cuDNN fp32: ~20 fewer kernels and one
   full read+write fewer per BN/activation pair (the 240x240 stem and first blocks are the largest tensors).
 
-Expected: eager reference 4.21 ms on an H100; the graph should run in about the GPU time of the kernels,
-~1-1.5 ms (~3x).
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.64x, 95% CI [2.53, 2.71] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The graph should run in about the GPU time of the kernels.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

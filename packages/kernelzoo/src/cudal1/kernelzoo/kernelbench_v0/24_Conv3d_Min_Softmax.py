@@ -7,10 +7,10 @@ does the rest: each program owns one sample and BLOCK_S (h, w) positions, walks 
 (``min_d(v + b_c) = min_d(v) + b_c`` exactly: the same bias on every d), takes the channel softmax in registers
 and writes the 7.4 MB result. One read of the conv output; eager makes a bias pass (read + write 103 MB), the
 min reduction (read 103 MB, write values and int64 indices) and the softmax: about 0.3 GB and four launches
-against our 0.11 GB and two. Expect about 1.4-1.6x on the 0.67 ms reference (2026-11-24 H100 self-run).
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.14x, 95% CI [1.13, 1.15] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+against our 0.11 GB and two.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.13x, 95% CI [1.13, 1.17] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -14,9 +14,10 @@ launch-bound. Here
   statistics read on every replay, nothing cached); ReLU / sigmoid of the squeeze-excitation run in place; the
   convolutions stay cuDNN fp32.
 
-Expected: eager reference 3.84 ms on an H100; the graph should run in about the GPU time of its ~60 tiny kernels
-plus the stem, ~0.3-0.5 ms (~8-10x).
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.71x, 95% CI [3.64, 3.79] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The graph should run in about the GPU time of its ~60 tiny kernels plus the stem.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -6,10 +6,10 @@ convolution is 27 multiply-adds per output (50 MFMA for the batch): nothing for 
 a cuDNN implicit-GEMM launch plus a bias pass. Each program computes a (16 channels, 256 positions) tile of one
 sample in fp32 registers (direct convolution, plain FMAs, no TF32), adds the conv bias, takes the channel min
 in registers, applies tanh twice and writes the (128, 1, 30, 30) result (0.46 MB); the 7.4 MB conv output is
-never written. Eager: conv, bias pass, min reduction, two tanh: 5 kernels, 0.22 ms through the harness
-(2026-11-24 H100 self-run), mostly launches. One launch; expect 4x or more.
+never written. Eager: conv, bias pass, min reduction, two tanh: 5 kernels, mostly launch time. One launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.27x, 95% CI [1.26, 1.31] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -9,16 +9,18 @@ affine map of its running statistics.
 
 The kernels are the first version's (``cudal1.kernelzoo.blocks.shufflenet`` and ``bn_act``): cuDNN fp32 convs,
 batch norm 1 + ReLU as one pass, batch norm 2 + channel shuffle as one pass, relu(bn3(a)) + shortcut (with its
-batch norm) as one pass, the head's batch norm + ReLU + average pool as one read. That version measured 1.14x
-over eager (16.4 ms on an H100, so ~14.4 ms), with about 100 launches (a third of them Triton launches at
-13-20 us of host time). Here ``_forward`` is captured once (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``)
-and each call is three launches: the 6 MB input copy, the replay, the (10, 1000) output clone. Folding a batch
-norm into its convolution would not remove a pass here: cuDNN adds a conv bias as a separate pass, and each
-batch norm already rides in a pass that runs anyway (ReLU, the shuffle, or the shortcut add).
-Expected: modest, the units are GPU-bound (tensors of 30-120 MB at 56x56); the graph removes ~1.5-2 ms of
-host launch time of which only the part not hidden behind the GPU counts (the stem, the small head, the
-launch gaps between short kernels): ~1.15-1.25x over eager (16.4 ms), against 1.14x for the first version.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.29x, 95% CI [1.29, 1.31] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+batch norm) as one pass, the head's batch norm + ReLU + average pool as one read. That version ran about 100
+launches a call (a third of them Triton launches, each costly in host time). Here ``_forward`` is captured once
+(``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``) and each call is three launches: the 6 MB input copy,
+the replay, the (10, 1000) output clone. Folding a batch norm into its convolution would not remove a pass here:
+cuDNN adds a conv bias as a separate pass, and each batch norm already rides in a pass that runs anyway (ReLU,
+the shuffle, or the shortcut add).
+The gain is modest: the units are GPU-bound (tensors of 30-120 MB at 56x56); the graph removes the host launch
+time, of which only the part not hidden behind the GPU counts (the stem, the small head, the launch gaps between
+short kernels).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,10 +8,10 @@ rows contiguous, coalesced), adds the conv bias, applies hardswish and relu, tak
 registers and adds its per-channel sums over the tile, divided by the spatial size, into the (128, 16) output
 with atomics (fp32 sums in another order). One read of the conv output, nothing written but 8 KB. Eager makes
 a bias pass and hardswish, relu, softmax (each read + write 103 MB) and a mean pass: about 0.9 GB against our
-0.1 GB, so about 0.45 ms of the 1.0 ms reference (2026-11-24 H100 self-run) becomes about 0.05 ms; expect about
-1.6-1.8x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.95x, 95% CI [1.93, 1.96] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+0.1 GB.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.95x, 95% CI [1.92, 1.97] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -5,20 +5,20 @@ Task: x (8, 3, 224, 224) fp32 -> (8, 10); 3 stages of [3x3 conv (with bias) + Ba
 bias) + BatchNorm + ReLU, 2x2 max pool] with widths 64 / 128 / 256 at 224 / 112 / 56, global average pool,
 Linear. Eval mode: every batch norm is the affine map of its running statistics.
 
-The first version (1.12x over eager, 4.48 ms on an H100) ran each conv through ``nn.Conv2d`` with its bias, which
+The first version ran each conv through ``nn.Conv2d`` with its bias, which
 cuDNN applies as a separate ``add_`` pass over the conv output (103 MB tensors in stage 1), then one Triton pass
 for batch norm + ReLU (and + 2x2 max pool after the second conv). Here each conv runs without its bias and the
 bias rides in the batch norm that follows: bn(conv(x) + b) = conv(x) * s + (beta + (b - mean) * s) with
 s = gamma / sqrt(var + eps), computed per channel inside the same Triton pass from the running statistics and
 the conv bias (nothing cached: the parameters are read on every call). That removes the six bias passes, about
-0.7 GB of the ~1.3 GB of non-convolution traffic (~0.25 ms). The kernels are the first version's with the bias
+0.7 GB of the ~1.3 GB of non-convolution traffic. The kernels are the first version's with the bias
 pointer added: relu(bn(a + b)) as one pass, and relu(bn(a + b)) + 2x2 max pool as one pass writing only the
 pooled quarter (each value normalised before the max, so a negative batch-norm scale is handled). The forward is
 captured once (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``): three launches a call instead of ~14
 (minor here; the fp32 3x3 convolutions, ~120 GFLOP, are most of the time).
-Expected: ~3.6-3.8 ms, ~1.2x over eager (4.48 ms), against 1.12x for the first version.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.24x, 95% CI [1.24, 1.25] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

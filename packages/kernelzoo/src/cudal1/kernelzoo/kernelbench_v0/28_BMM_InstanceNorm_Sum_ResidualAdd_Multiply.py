@@ -6,10 +6,10 @@ The whole forward is ONE Triton kernel: the GEMM is tiny (2 MFLOP), so each prog
 ``x W^T`` with ``tl.dot(..., input_precision="ieee")`` (plain fp32 FMA) over K, adds the bias, takes each row's
 mean and centred variance in registers (two passes), normalises and applies ``(v + y) * y``, one write.
 Eager runs the GEMM, two unsqueezes, the instance norm (a batch-norm over a reshaped copy: several kernels),
-two squeezes, add and multiply: about ten kernels, launch-bound (reference 0.18 ms in the 2026-11-24 H100
-self-run). Two launches here (output allocation, kernel): expect about 1.5-2x. Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+two squeezes, add and multiply: about ten kernels, launch-bound. Two launches here (output allocation, kernel).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.07x, 95% CI [2.03, 2.51] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

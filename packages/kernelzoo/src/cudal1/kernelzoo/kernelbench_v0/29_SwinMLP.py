@@ -9,15 +9,16 @@ groups=nH); patch merging (2x2 concat, LayerNorm(4C), Linear(4C, 2C)); LayerNorm
 The kernels and the per-block structure are the first version's (unchanged below): per block one Triton kernel
 for norm1 + shift padding + window partition + head transpose, the grouped Conv1d as one ``torch.bmm``, one
 Triton kernel for window reverse + crop + conv bias + residual + norm2, fc1, GELU and fc2 with the residual in
-the GEMM epilogue; Triton patch-merge, embed-norm and head kernels. That version measured 2.02x over eager
-(9.78 ms on an H100, so ~4.8 ms) with about 82 launches, about 40 of them Triton launches at 13-20 us of host time
-each plus the cuBLAS calls and allocations: ~1.5-2 ms of host time, and in stages 3-4 (14x14 and 7x7 tokens)
-every kernel is a few microseconds of GPU work, so the host paces the GPU there. Here ``_forward`` is captured
-once (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``) and each call is three launches: the 6 MB input
-copy, the replay, the (10, 1000) output clone. There is no batch norm to fold (LayerNorms only, already fused
-into the Triton kernels' reads and writes).
-Expected: the GPU time of the kernels, ~2.5-3.5 ms (~45 GFLOP of cuBLAS fp32 GEMMs plus ~1 GB of memory passes),
-so ~3-3.5x over eager (9.78 ms), against 2.02x for the first version. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 4.48x, 95% CI [4.38, 4.58] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+the GEMM epilogue; Triton patch-merge, embed-norm and head kernels. That version ran about 82 launches a call,
+about 40 of them Triton launches (each costly in host time) plus the cuBLAS calls and allocations, and in stages
+3-4 (14x14 and 7x7 tokens) every kernel is little GPU work, so the host paces the GPU there. Here ``_forward`` is
+captured once (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``) and each call is three launches: the 6 MB
+input copy, the replay, the (10, 1000) output clone. There is no batch norm to fold (LayerNorms only, already
+fused into the Triton kernels' reads and writes).
+A call should then take the GPU time of the kernels (~45 GFLOP of cuBLAS fp32 GEMMs plus ~1 GB of memory passes).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 

@@ -5,13 +5,10 @@ ONE Triton kernel does everything: each program owns a (16 rows x one group) out
 statistics need nothing from other programs. It computes the tile's fp32 GEMM (``tl.dot`` with
 ``input_precision="ieee"``: FMA, no TF32), adds the bias, takes the group's mean and centred (biased) variance
 per row, normalises, applies the affine and the clamp, and writes the tile once. Eager runs the GEMM, the
-group norm and the hardtanh: three ops, launch-bound (reference 0.26 ms in the 2026-11-24 H100 self-run,
-timing_unstable); one launch here (64 programs of 16 x 64 x 1024): expect about 1.4-2x.
+group norm and the hardtanh: three ops, launch-bound; one launch here (64 programs of 16x64x1024).
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.30x [1.28, 1.34]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.30x, 95% CI [1.28, 1.34] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,8 +1,9 @@
 """KernelBench level 1, 30_Softsign (x: (16, 16384) fp32; ``x / (1 + |x|)``): one elementwise Triton kernel (one
 read, one write). Eager runs abs, add and div as three kernels with two 1 MB temporaries; at this size the call is
-launch-bound, so one launch should give about 1.2-1.4x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.04x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+launch-bound, so the gain rests on one launch instead of three.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.04x, 95% CI [1.01, 1.06] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -5,7 +5,10 @@ One Triton kernel does the whole forward, the convolution included (direct 3-inp
 ``cudal1.kernelzoo.blocks.direct_conv``, plain fp32 FMAs, no TF32; conv bias, min, bias and scale in registers,
 one write of the output), replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph
 launch and one output copy of host time. Eager runs conv, a scalar-tensor creation and its copy, min, add and
-mul. Eager reference: 0.146 ms (H100). Expected: about 0.04-0.05 ms, about 3x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.85x, 95% CI [1.83, 1.95] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+mul.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

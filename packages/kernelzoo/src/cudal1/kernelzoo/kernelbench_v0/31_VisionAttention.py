@@ -7,12 +7,13 @@ softmax over it, multiplies it by v, and then averages it over the heads for the
 away: roughly 45 GB of memory traffic. Here the same projections use the module's own parameters
 (``attn.in_proj_weight``/``in_proj_bias``, ``attn.out_proj``), the attention is one
 ``F.scaled_dot_product_attention`` call (same 1/sqrt(32) scale, no mask, dropout 0 as the module has), and the
-unused head-averaged weights are never formed. In fp32 on an H100 SDPA runs PyTorch's memory-efficient
+unused head-averaged weights are never formed. In fp32 on Hopper SDPA runs PyTorch's memory-efficient
 (CUTLASS) attention: 3xTF32 GEMMs (fp32-level accuracy, not TF32) with an online softmax, so the score matrix
-never reaches memory. The residual add and LayerNorm are unchanged. Expect about 3-4x (21.8 ms reference,
-dominated by the score-matrix traffic; the fused kernel does the 275 GFLOP on tensor cores).
+never reaches memory. The residual add and LayerNorm are unchanged. The reference is dominated by the
+score-matrix traffic; the fused kernel does the 275 GFLOP on tensor cores.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.48x, 95% CI [1.48, 1.49] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch.nn as nn

@@ -5,10 +5,11 @@ One Triton kernel does the whole forward, the convolution included (direct 3-inp
 ``cudal1.kernelzoo.blocks.direct_conv``, plain fp32 FMAs, no TF32; every channel of a position in one tile, so
 bias, scale (per element: a negative factor is handled) and the channel min stay in registers and only the
 (128, 1, 30, 30) result is written), replayed through a CUDA graph (``CUDAGraphForward``): per call one input
-copy, one graph launch and one output copy of host time. The earlier single-launch version (no graph) measured
-about 1.0x. Eager reference: 0.116 ms (H100). Expected: about 0.035-0.045 ms, about 2.5-3x.
+copy, one graph launch and one output copy of host time. The earlier single-launch version (no graph) was no
+faster than eager.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.66x, 95% CI [1.62, 1.72] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -3,16 +3,17 @@ patch conv 3 -> 128, flatten, Linear 8192 -> 128, class token concatenated -> (1
 ``nn.TransformerEncoderLayer`` (4 heads, MLP 512, ReLU, sequence-first: the 10 images are the sequence, the 2
 tokens the batch), class-token row -> Linear 128 -> 1000).
 
-Every tensor here is tiny (at most 10 x 8192); eager spends its time launching ~160 kernels at ~6-10 us of host
-time each: launch-bound. Here the whole forward is ONE CUDA graph
+Every tensor here is tiny (at most 10x8192); eager spends its time launching ~160 kernels, each costing host
+time: launch-bound. Here the whole forward is ONE CUDA graph
 (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``): per call one input copy, one graph launch and one output
 clone of host time. Inside it the encoder runs the task's own layers (the same fp32 kernels: identical
 numerics); the class token and the projected image token are written straight into one (B, 2, D) buffer (no
 ``torch.cat``), the projection's GEMM writing its rows in place.
 
-Expected: eager reference 4.32 ms on an H100; the graph should run in about the GPU time of ~150 tiny kernels,
-~0.3-0.5 ms (~8-12x).
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 6.09x, 95% CI [5.92, 6.25] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The graph should run in about the GPU time of ~150 tiny kernels.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

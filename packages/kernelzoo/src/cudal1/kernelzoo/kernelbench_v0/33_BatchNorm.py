@@ -2,16 +2,17 @@
 models in eval mode, so it normalises with the running statistics).
 
 ``y = (x - running_mean[c]) * (weight[c] / sqrt(running_var[c] + eps)) + bias[c]``: one read and one write of
-268 MB. Eager runs cuDNN's inference kernel: 0.28 ms through the harness on an H100 (1.9 TB/s), where eager's
-scale-by-scalar kernel moves the same bytes in 0.20 ms (5_Matrix_scalar_multiplication's reference).
+268 MB. Eager runs cuDNN's inference kernel, which moves these bytes more slowly than eager's scale-by-scalar
+kernel moves the same bytes (5_Matrix_scalar_multiplication's reference).
 
 Here :func:`cudal1.kernelzoo.blocks.streaming_cuda.batch_norm_eval`: a CUDA C streaming kernel, one block per
 4096 values of one (n, c) plane, four 16-byte loads a thread issued before it reads its channel's parameters,
 streaming stores. The module's parameters and buffers are read at every call (nothing derived from them is kept).
-fp32 throughout. A Triton version of the same pass measured 1.00x (2026-11-25) and was removed. In training mode,
+fp32 throughout. A Triton version of the same pass was no faster than eager and was removed. In training mode,
 other layouts and on CPU: the module itself.
-Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.16x, 95% CI [1.13, 1.20] (0.232 ms against
-0.271; benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,19 +1,16 @@
 """KernelBench level 2, 33_Gemm_Scale_BatchNorm (x: (128, 1024) fp32; Linear(1024 -> 512); ``* scale`` (512,);
 BatchNorm1d(512) (eval: running statistics) -> (128, 512)).
 
-ONE Triton kernel: a 16 x 32 output tile per program (128-256 programs at the task's sizes), the tile's
+ONE Triton kernel: a 16x32 output tile per program (128-256 programs at the task's sizes), the tile's
 fp32 GEMM by ``tl.dot`` with ``input_precision="ieee"`` (FMA, no TF32), then the per-feature affine map
 ``((v + b) * scale - running_mean) * weight / sqrt(running_var + eps) + bias``, read from the current
 parameters and running statistics inside the call in registers, one
 write of the output.
 In training mode (batch statistics, running-stat updates) the module runs the plain formula. Eager runs the
-GEMM, the multiply and the batch norm: three ops, launch-bound (reference 0.30 ms in the 2026-11-24 H100
-self-run, timing_unstable); one launch here: expect about 1.4-2x.
+GEMM, the multiply and the batch norm: three ops, launch-bound; one launch here.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.21x [1.15, 1.28]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.21x, 95% CI [1.15, 1.28] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -14,8 +14,8 @@ from identical state). This model keeps the state the same way, call after call:
   in-place restore puts it back for the next call and nothing else holds a stale copy.
 
 Launch-bound: the step is ~3 MFLOP on 1.4 MB of weights (a few microseconds of GPU work), while eager pays host
-launch overhead for the concatenation, two ``addmm``s and the tanh on every call (reference ~0.12-0.15 ms in the
-2026-11-24 H100 probe runs). Here the step (the same four ops, fp32, the same GEMM shapes as the reference) is
+launch overhead for the concatenation, two ``addmm``s and the tanh on every call. Here the step (the same four
+ops, fp32, the same GEMM shapes as the reference) is
 captured once as a CUDA graph that reads the input from a static buffer and reads AND updates ``self.hidden``
 in place; a call is one input copy, one graph launch and one output copy. The state advances only by replays
 (the eager warm-up before the capture runs on a scratch copy of the state), the weights are read from the live
@@ -23,10 +23,10 @@ parameters on every replay (``load_state_dict`` copies into them in place), and 
 every call (no cache). A state tensor other than the captured one (e.g. rebound by a restore that could not copy
 in place) gets a graph of its own. With gradients enabled, off CUDA or inside another capture: the same ops
 eagerly.
-Expected before measuring: ~0.04-0.06 ms per call on an H100 (~2-3x over eager): three launches plus the harness's
-synchronisation; the GPU work is unchanged.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.95x, 95% CI [1.95, 1.97]
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+A call costs three launches plus the harness's synchronisation; the GPU work is unchanged.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -11,10 +11,12 @@ stores. DRAM sees about one read and one write of x (537 MB), plus whatever of t
 the two sweeps (about 130-260 planes in flight: 34-67 MB against the 50 MB L2).
 
 Eager reshapes to (1, N * C, H, W) and runs a training-mode batch norm: a statistics pass and a normalising
-pass, 0.452 ms on an H100. The earlier version (the zoo's group norm with groups = C: a statistics kernel and an
-apply kernel, three full passes) measured 0.99x. Not graph-wrapped: the 268 MB input copy would cost more than
-the launch. Expected GPU time about 0.20-0.26 ms plus about 0.06 ms of Triton launch overhead on the host:
-1.5-1.8x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.42x, 95% CI [1.39, 1.47] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+pass. The earlier version (the zoo's group norm with groups = C: a statistics kernel and an
+apply kernel, three full passes) was no faster than eager. Not graph-wrapped: the 268 MB input copy would cost
+more than the launch. The Triton launch overhead on the host stays on top of the GPU time.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -23,19 +23,18 @@ from identical state). This model keeps the state the same way, call after call:
 ``h2o(h)`` is not computed: the reference discards it (it affects neither the output nor the state).
 
 Launch-bound: the step is ~2.6 MFLOP on 1.3 MB of weights (a few microseconds of GPU work), while eager pays host
-launch overhead for the concatenation, two ``addmm``s and the tanh on every call (reference ~0.11-0.12 ms in the
-2026-11-24 H100 probe runs). Here the step (the same concatenation, ``addmm`` shape and tanh as the reference,
-fp32) is captured once as a CUDA graph that reads the input from a static buffer and reads AND updates
-``self.hidden`` in place; a call is one input copy, one graph launch and one copy of the new state out. The state
-advances only by replays (the eager warm-up before the capture runs on a scratch copy of the state), the weights
-are read from the live parameters on every replay (``load_state_dict`` copies into them in place), and the output
-is a fresh tensor every call (no cache). A state tensor other than the captured one (e.g. rebound by a restore
-that could not copy in place) gets a graph of its own. With gradients enabled, off CUDA or inside another
-capture: the same ops eagerly.
-Expected before measuring: ~0.04-0.06 ms per call on an H100 (~2-3x over eager): three launches plus the harness's
-synchronisation; the GPU work is unchanged.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.99x, 95% CI [1.98, 2.01]
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+launch overhead for the concatenation, two ``addmm``s and the tanh on every call. Here the step (the same
+concatenation, ``addmm`` shape and tanh as the reference, fp32) is captured once as a CUDA graph that reads the
+input from a static buffer and reads AND updates ``self.hidden`` in place; a call is one input copy, one graph
+launch and one copy of the new state out. The state advances only by replays (the eager warm-up before the capture
+runs on a scratch copy of the state), the weights are read from the live parameters on every replay
+(``load_state_dict`` copies into them in place), and the output is a fresh tensor every call (no cache). A state
+tensor other than the captured one (e.g. rebound by a restore that could not copy in place) gets a graph of its own.
+With gradients enabled, off CUDA or inside another capture: the same ops eagerly.
+A call costs three launches plus the harness's synchronisation; the GPU work is unchanged.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,9 +8,10 @@ cuDNN implicit-GEMM launch plus a bias pass. Each program computes, for 128 pool
 TF32), adds the conv bias, applies the pre-pool tail and folds the window, then the post-pool tail, and writes only
 the pooled result (1.8 MB); the 7.4 MB conv output is never written. Mish is ``v * tanh(softplus(v))`` with
 softplus in the overflow-free form and an exact-rounding log1p. Eager: conv, bias pass, sub, hardswish, pool, mish:
-6 kernels, 0.22 ms through the harness (2026-11-24 H100 self-run), mostly launches. One launch; expect 4x or more.
+6 kernels, mostly launch time. One launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.57x, 95% CI [1.53, 1.61] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

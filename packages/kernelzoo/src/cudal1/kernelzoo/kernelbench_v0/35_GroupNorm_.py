@@ -3,10 +3,10 @@ weight/bias (64,)): the zoo's group norm. Each group is 8 contiguous channel pla
 splits every group over 16 programs (2048 in all, Chan-merged mean/M2 partials, no E[x^2] - E[x]^2 cancellation)
 and an apply kernel writes ``(x - mean) * (weight * rstd) + bias`` over an (N * C, spatial tiles) grid. Same
 three passes over x as eager (stats read, apply read + write), but eager's row-moments kernel keeps fewer loads in
-flight: the zoo op measured 1.16x eager on the built-in 32 x 256 x 256 x 256 task (2026-11-22 H100 report).
-Expected here about 1.1-1.2x (268 MiB, fully memory-bound). Measured through the harness on an H100 (2026-11-25, eager baseline): 1.90x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+flight (268 MiB, fully memory-bound).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.79x, 95% CI [1.66, 1.87] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

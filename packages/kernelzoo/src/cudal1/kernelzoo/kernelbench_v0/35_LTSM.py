@@ -9,12 +9,12 @@ host code between launches costs more than the kernels. Here the whole forward i
 state copied in as an input on every call (a plain tensor attribute: the graph does not hold its storage), the
 outputs copied out. fp32 throughout; TF32 and cuDNN flags untouched. Off CUDA or with gradients on it runs eagerly.
 A persistent Triton recurrence (one launch per layer, hidden units split across programs with a step barrier) was
-tried first and lost to this graph at every launch config (fastest 22.9 ms vs 8.4 ms for the LSTM:
-benchmarks/results/2026-11-26-recurrent-probe-h100/). Probe on an H100 (2026-11-26, the same results folder, CUDA
-events, not the harness): the 6-layer LSTM 44.85 ms eager, 8.40 ms as one graph (same cuDNN kernels, outputs
-bit-identical).
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 4.27x, 95% CI [4.25, 4.34]
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+tried first and lost to this graph at every launch config (benchmarks/results/2026-11-26-recurrent-probe-h100/).
+A probe (the same results folder, CUDA events, not the harness) checked that the graph's outputs are
+bit-identical to eager's (same cuDNN kernels).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,11 +7,11 @@ kernel, one program per (sample, block of 64 columns): a loop over the 64 rows l
 slice, adds the conv bias, takes the channel min and accumulates the column sums in registers; then GELU and the
 16 broadcast bias adds, one write of the (128, 16, 1, 64) result. Both are replayed through a CUDA graph
 (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy of host time, against
-eager's conv-transpose (+ bias), min, sum, gelu and add launches. Eager reference: 0.213 ms (H100). Expected:
-about 0.05 ms (three launches of host time, the cuDNN kernel writing 33.5 MB, one read of it), about 4x. Not yet
-measured on a GPU.
+eager's conv-transpose (+ bias), min, sum, gelu and add launches. What remains: three launches of host time, the
+cuDNN kernel writing 33.5 MB and one read of it.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.09x, 95% CI [1.09, 1.10] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

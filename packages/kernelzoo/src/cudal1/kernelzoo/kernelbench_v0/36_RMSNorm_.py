@@ -4,9 +4,10 @@ BLOCK_S spatial positions and loads the (C, BLOCK_S) slab for all C = 64 channel
 contiguous along the spatial axis, so the loads coalesce), reduces x^2 over the channels in registers and writes
 ``x / rms``: one read and one write of x (537 MB). Eager runs pow (read + write 268 MB), mean over dim 1 (read),
 add, sqrt, and a broadcast divide (read x and rms, write y): about 1.07 GB of traffic and a full-size temporary,
-so the fused kernel should be about 2x faster. Measured through the harness on an H100 (2026-11-25, eager baseline): 2.21x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+so the fused kernel moves about half the bytes.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.12x, 95% CI [2.06, 2.29] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

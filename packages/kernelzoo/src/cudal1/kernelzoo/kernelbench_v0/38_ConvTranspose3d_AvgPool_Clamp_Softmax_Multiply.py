@@ -11,11 +11,11 @@ x gets one zero plane on the far side of each dimension (the output_padding row 
 cuDNN Conv3d(8 -> 16, k=2) with the transposed conv's bias writes the 16.8 MB pooled tensor directly, and one
 Triton kernel does clamp + channel softmax + scale: each program loads a (16 channels, BLOCK_S positions) slab
 (rows contiguous, coalesced), one read and one write. Eager runs the stride-2 transposed conv (dgrad path),
-writes and re-reads the 134 MB intermediate for the pool, then clamp, softmax and multiply passes (1.57 ms in
-the 2026-11-24 H100 self-run). Expected several x (the 8 -> 16 k=2 conv is about 0.5 GFLOP).
-Measured through the harness on an H100 (2026-11-25, eager baseline): 2.97x, 95% CI [2.71, 3.25] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+writes and re-reads the 134 MB intermediate for the pool, then clamp, softmax and multiply passes;
+the 8 -> 16 k=2 conv here is about 0.5 GFLOP.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.70x, 95% CI [2.61, 2.79] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -3,10 +3,11 @@ sequence (512, 10, 256)).
 
 Launch-bound (about 6 100 cuDNN launches per call); the whole forward replayed as ONE CUDA graph of cuDNN's own
 kernels on the live weights, the initial state copied in on every call: the approach and its checks are described in
-35_LTSM.py. Probe on an H100 (2026-11-26, benchmarks/results/2026-11-26-recurrent-probe-h100/, CUDA events, not the
-harness): the 6-layer GRU 36.83 ms eager, 7.48 ms as one graph (same cuDNN kernels, outputs bit-identical).
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 4.51x, 95% CI [4.49, 4.53]
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+35_LTSM.py. A probe (benchmarks/results/2026-11-26-recurrent-probe-h100/, CUDA events, not the harness)
+checked that the 6-layer GRU as one graph gives outputs bit-identical to eager's (same cuDNN kernels).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

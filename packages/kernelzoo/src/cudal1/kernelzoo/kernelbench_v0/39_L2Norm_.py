@@ -3,14 +3,15 @@
 One Triton launch, one program per row: a row of up to 16384 values is loaded once into registers (16 warps,
 32 values a thread), ``sqrt(sum x * x)`` reduced in fp32 as a tree (IEEE sqrt), and ``x / norm`` stored (a
 true division, as eager); longer rows take two passes over 4096-value chunks (sum of squares, then divide; the
-second pass reads from L2). Launched through ``fast_launch.FastLaunch`` (the compiled kernel's launcher: a few
-us of host time instead of ``kernel[grid]``'s 15-25 us). 2-D inputs only; others run the PyTorch expression.
+second pass reads from L2). Launched through ``fast_launch.FastLaunch`` (the compiled kernel's launcher: a small
+part of the host time of ``kernel[grid]``). 2-D inputs only; others run the PyTorch expression.
 
-Eager runs the norm reduction and the division (0.0706 ms on an H100, nearly all host time). An earlier Triton
-version lost (0.77x). Expected: one allocation and one launch cost about what a single eager op costs in this
-harness (0.025-0.035 ms: the floor is the two synchronisations and the launch latency), 2-2.8x (not measured).
+Eager runs the norm reduction and the division (nearly all host time). An earlier Triton version was slower than
+eager. Here one allocation and one launch cost about what a single eager op costs in this harness (the floor is
+the two synchronisations and the launch latency).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.29x, 95% CI [1.26, 1.32] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -9,11 +9,11 @@ of the 4 input rows (2d' + i, 2h' + j) it loads the W = 64 values as even and od
 and sum_weight, normalises the row (mean, centred variance, eps as the module) with the LayerNorm affine, and
 sums the even/odd pairs into the 2x2x2 window; then ``gelu(sum / 8)`` is written. One read of the 8.6 GB
 conv output and one 0.54 GB write, where eager makes a separate bias pass, the sum_weight add (read + write
-8.6 GB), the LayerNorm (read + write), the pool (read) and the GELU: about 46 GB against our 9.1 GB, i.e.
-about 15 ms of tail becomes about 3.5 ms of the 74.8 ms reference (2026-11-24 H100 self-run, dominated by the
-464 GFLOP transposed conv). Expect about 1.15-1.2x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.67x, 95% CI [1.67, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+8.6 GB), the LayerNorm (read + write), the pool (read) and the GELU: about 46 GB against our 9.1 GB; the
+464 GFLOP transposed conv, unchanged, dominates the rest.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.67x, 95% CI [1.67, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,17 +4,18 @@ Linear 50 -> 10 -> (1, 10)).
 Launch-bound: eager runs 17 kernels (9 linears, 8 ReLUs; with addmm's bias copy ~26 on the GPU) on 0.3 MB of
 weights. An earlier graph-free version was rejected by the harness as launch-bound (``timing_disagrees``). Here
 the whole network is ONE Triton kernel, one program per input row: the 1000 -> 50 layer as 256-wide chunks of
-fp32 multiply-adds reduced in registers, then the seven 50 x 50 layers and the 50 -> 10 output layer on the
+fp32 multiply-adds reduced in registers, then the seven 50x50 layers and the 50 -> 10 output layer on the
 activation held in registers (bias and ReLU applied in place); the middle layers' weights and biases are read
 from one ``torch.stack`` of the live parameters (2 small copy kernels, 0.07 MB). That kernel and the stacks are
 captured once as a CUDA graph (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`), so a call is one
 input copy, one graph launch and one output copy. Other layer layouts (hidden sizes that differ, or wider than
 128) and CPU tensors run the layers as ``torch.addmm`` + ReLU (still inside the graph on CUDA). All fp32, no
 reduced precision; the sums are ordered differently from cuBLAS (within fp32 rounding).
-Eager reference 0.691 ms on an H100; expected ~0.03-0.05 ms (~15x): ~10 us of GPU work (the first layer's
-200 KB read by one SM) plus three launches and the harness's synchronisation.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
-6.37x, 95% CI [6.28, 6.53] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+What remains: little GPU work (the first layer's 200 KB read by one SM) plus three launches and the harness's
+synchronisation.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

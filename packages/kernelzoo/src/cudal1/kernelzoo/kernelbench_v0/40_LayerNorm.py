@@ -1,15 +1,15 @@
 """KernelBench level 1, 40_LayerNorm (x: (16, 64, 256, 256) fp32, nn.LayerNorm((64, 256, 256)): 16 rows of
 D = 4 Mi elements each, elementwise weight and bias of shape (64, 256, 256)): two Triton kernels that use the
-whole GPU. Eager's layer-norm kernels put one thread block on each row, so only 16 of the H100's 132 SMs stream
+whole GPU. Eager's layer-norm kernels put one thread block on each row, so only 16 of the 132 SMs (Hopper) stream
 the 268 MB input (twice) and the output. Here:
 1. statistics, grid (16 rows, SPLIT = 128 chunks): each program reduces a 32 Ki-element chunk to (mean, M2),
    merging BLOCK-sized tiles with Chan's update (no E[x^2] - E[x]^2 cancellation);
 2. apply, grid (D / BLOCK): each program loads its weight/bias tile once, then for every row merges that row's
    SPLIT partials (Chan again, vectorised; 1 KiB from L2) and writes ``(x - mean) * rstd * w + b``.
-Traffic: x read twice, y written once, weight and bias read once (about 870 MB) with every SM busy; expected
-well above 2x eager. Measured through the harness on an H100 (2026-11-25, eager baseline): 18.35x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+Traffic: x read twice, y written once, weight and bias read once (about 870 MB) with every SM busy.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 18.01x, 95% CI [17.79, 18.43] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,8 +8,11 @@ statistics, GELU, the group statistics (mean, then the biased variance of the ce
 normalisation and affine, the feature mean and ReLU; only the (128, 1) result is written. Both are replayed
 through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy of host
 time, against eager's addmm, batch norm, gelu, group norm (2 kernels), mean and relu launches. In training mode
-(batch statistics) the PyTorch form runs. Eager reference: 0.299 ms (H100). Expected: about 0.04-0.05 ms (three
-launches of host time, the ~8 us GEMM, a 0.5 MB pass), about 6x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.56x, 95% CI [3.38, 3.89] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+(batch statistics) the PyTorch form runs. What remains: three launches of host time,
+the small GEMM and a 0.5 MB pass.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

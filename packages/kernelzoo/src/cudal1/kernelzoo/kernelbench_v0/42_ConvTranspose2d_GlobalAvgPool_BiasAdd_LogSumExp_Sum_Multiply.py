@@ -6,13 +6,15 @@ Exact rewrite: with no padding every (input pixel, kernel tap) pair of a transpo
 output (for any stride, dilation and output padding; the output padding only adds bias-only rows), so the sum of
 output channel ``co`` over all positions is ``sum_ci S[n, ci] * Wsum[ci, co] + OH * OW * cb[co]``, where ``S`` is
 the plain sum of an input channel and ``Wsum`` the sum of a (ci, co) kernel over its taps. The global average pool
-is then a (3 x 16) matrix-vector product per sample, and the 8.9 MB transposed-conv output never exists.
+is then a (3x16) matrix-vector product per sample, and the 8.9 MB transposed-conv output never exists.
 ONE Triton kernel, one program per sample: the channel sums of x (12 KB), the tap sums of the weight, the means,
 ``+ bias``, the logsumexp (max + log of the sum of exp(v - max)) and the scale; one write of the (128, 1) result.
 Replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy
 of host time, against eager's conv-transpose, mean, add, logsumexp (several kernels), sum and mul launches. Other
-configurations (padding, groups) run the PyTorch form. Eager reference: 0.276 ms (H100). Expected: about 0.03 ms,
-about 8x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 4.04x, 95% CI [3.91, 4.13] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+configurations (padding, groups) run the PyTorch form.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,10 +8,10 @@ does the rest: each program owns one sample and one pooled (d', h') row; it load
 (the 2x2x2 window), adds the conv bias (``max(v + b_c) = max(v) + b_c``: the same bias in the window), then
 the channel logsumexp and relu, and writes 2 MB. One read of the conv output; eager makes a bias pass (read +
 write 134 MB), the pool (read 134 MB), logsumexp (several kernels) and relu: about 0.45 GB and five-plus
-launches against our 0.14 GB and two. Expect about 1.5-2x on the 0.92 ms reference (2026-11-24 H100 self-run).
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.43x, 95% CI [1.43, 1.45] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+launches against our 0.14 GB and two.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.43x, 95% CI [1.41, 1.44] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -6,14 +6,14 @@ Eager materialises the (128, 8, 512, 512) score matrix (1 GiB in fp32) and strea
 the masked_fill (plus the ``bias == 0`` comparison), the softmax and the second bmm: about 8 GB of traffic on
 top of the two attention GEMMs. Here the attention is one ``F.scaled_dot_product_attention`` call with the
 mask taken from the CURRENT ``bias`` buffer every call (``bias[:, :, :T, :T] != 0`` as a boolean mask: the
-harness randomises buffers, so the mask is not assumed causal). In fp32 on an H100 this runs PyTorch's
-memory-efficient (CUTLASS) attention, whose fp32 GEMMs are 3xTF32 (``OpMultiplyAddFastF32``: fp32-level
+harness randomises buffers, so the mask is not assumed causal). In fp32 on Hopper (sm_90) this runs
+PyTorch's memory-efficient (CUTLASS) attention, whose fp32 GEMMs are 3xTF32 (``OpMultiplyAddFastF32``: fp32-level
 accuracy, not TF32) with an online softmax: the score matrix never reaches memory. The two Linear layers stay
-cuBLAS SGEMMs (about 6 ms of the reference's 13 ms); expect about 1.5x from removing the attention's memory
-traffic. Edge case: a query row whose mask is all zero gives NaN in the reference (softmax of all -inf); no
-randomised buffer has exact zeros. Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+cuBLAS SGEMMs, unchanged; the gain comes from removing the attention's memory traffic. Edge case: a query row
+whose mask is all zero gives NaN in the reference (softmax of all -inf); no randomised buffer has exact zeros.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.36x, 95% CI [1.36, 1.37] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import math

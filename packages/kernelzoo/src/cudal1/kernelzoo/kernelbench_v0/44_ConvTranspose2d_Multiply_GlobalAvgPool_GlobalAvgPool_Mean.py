@@ -10,10 +10,11 @@ of its (input position, kernel tap) products that land inside the output: tap kh
 (here the padding crops the first row / column for tap 0; the output padding keeps the rest). One Triton
 kernel, one program per sample: it loads the sample's (3, 32, 32) input once (12 KB), forms the masked
 row/column sums and the 16 channel means, adds the bias and scales; the 34 MB conv output is never formed.
-Eager runs cuDNN's dgrad conv, its bias pass, the multiply and two means: 0.27 ms through the harness
-(2026-11-24 H100 self-run), mostly the conv and its 34 MB write + re-reads. One launch; expect 8x or more.
+Eager runs cuDNN's dgrad conv, its bias pass, the multiply and two means, mostly the conv and
+its 34 MB write + re-reads. One launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.82x, 95% CI [2.75, 2.98] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -6,16 +6,16 @@ Two memory-bound parts of eager are replaced; the four Linear layers (about 930 
 - attention: eager materialises the (128, 8, 512, 512) fp32 score matrix (1 GiB) and streams it through the
   scale, masked_fill, softmax and the second bmm (about 8 GB of traffic). Here it is one
   ``F.scaled_dot_product_attention`` call with a boolean mask from the CURRENT ``bias`` buffer every call
-  (``bias[:, :, :T, :T] != 0``: the harness randomises buffers, so causality is not assumed). In fp32 on an
-  H100 that is PyTorch's memory-efficient (CUTLASS) attention with 3xTF32 GEMMs (fp32-level accuracy, not
-  TF32) and an online softmax: the score matrix never reaches memory.
+  (``bias[:, :, :T, :T] != 0``: the harness randomises buffers, so causality is not assumed). In fp32 on
+  Hopper (sm_90) that is PyTorch's memory-efficient (CUTLASS) attention with 3xTF32 GEMMs (fp32-level accuracy,
+  not TF32) and an online softmax: the score matrix never reaches memory.
 - NewGELU on the (65536, 3072) hidden activation (805 MB): eager runs it as eight elementwise kernels (pow,
   mul, add, mul, tanh, add, mul, mul), about 11 GB of traffic; here one Triton kernel (one read, one write).
-Expect about 1.4x (30.7 ms reference: roughly 7 ms of attention traffic and 4 ms of GELU traffic go to about
-2 ms). Edge case: a query row whose mask is all zero gives NaN in the reference; no randomised buffer has
-exact zeros. Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+The gain comes from the attention and GELU traffic; the GEMMs are unchanged. Edge case: a query row whose mask
+is all zero gives NaN in the reference; no randomised buffer has exact zeros.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.34x, 95% CI [1.34, 1.34] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import math

@@ -2,12 +2,13 @@
 20 features; logsumexp over the 128 rows -> a scalar; ``linear2`` is constructed but never used by forward).
 
 Launch-bound: eager runs the addmm, sigmoid, sum and logsumexp (several kernels: max, subtract, exp, sum, log,
-add) for a few KB of data. Here ONE Triton program does it all in registers: the 128 x 20 product by fp32 FMA
+add) for a few KB of data. Here ONE Triton program does it all in registers: the 128x20 product by fp32 FMA
 over the 10 inputs (no TF32), bias, sigmoid, the row sums (masked) and a max-shifted logsumexp, and writes the
-scalar. ``linear2`` stays a module so the parameters match the reference by name. Expect several x (one launch
-against about eight). Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+scalar. ``linear2`` stays a module so the parameters match the reference by name. One launch against
+about eight.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 3.04x, 95% CI [2.84, 3.52] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

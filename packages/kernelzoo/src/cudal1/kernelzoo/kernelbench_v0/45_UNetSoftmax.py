@@ -10,8 +10,10 @@ and writes every conv output twice (~1 GB of the ~0.5 GB of conv outputs' traffi
 one CUDA graph (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``; its input/output copies are 8 MB and 4 MB),
 removing ~70 launches of host time.
 
-Expected: eager reference 14.0 ms on an H100; ~1.05-1.1x (the convolutions stay as they are).
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.04x, 95% CI [1.05, 1.05] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The convolutions stay as they are, so the gain is limited to the passes and launches removed.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -2,10 +2,11 @@
 padding=1), count_include_pad, floor mode -> (16, 32, 32, 32, 32)): the zoo's Triton pooling kernel (one program
 per output tile, the 27 taps unrolled with the window as compile-time constants, overlapping halos re-read from
 L1/L2 so DRAM sees about one read of x and one write of y). Eager's avg_pool3d CUDA kernel computes one output per
-thread with runtime loops and strided, poorly coalesced loads; the zoo op measured 1.74x eager on the built-in task
-with this exact window (k 3, s 2, p 1; 2026-11-22 H100 report). Expected about 1.5-1.7x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.62x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+thread with runtime loops and strided, poorly coalesced loads; the zoo op beat eager on the built-in task
+with this exact window (k 3, s 2, p 1).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.41x, 95% CI [1.35, 1.45] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -9,13 +9,11 @@ conv output. Each program computes, for 128 pooled positions of one sample and a
 offset of the pool window in fp32 registers (direct convolution from ``cudal1.kernelzoo.blocks.direct_conv``, plain
 FMAs, no TF32; the windows do not overlap, so every conv output is computed once), adds the conv bias, applies
 ``tanh(v - s1) - s2``, sums the window in the pool's order and divides by its size, and writes only the pooled
-result (1.8 MB). Eager: 6 kernels, 0.14 ms through the harness (2026-11-24 H100 self-run), launch-bound. One
-launch; expected about 1.5x (measured single-launch conv+pool files, 35_ and 82_: 1.57x and 1.49x).
+result (1.8 MB). Eager: 6 kernels, launch-bound. One launch here, as in
+the single-launch conv+pool files 35_ and 82_.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.26x [1.25, 1.29]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.26x, 95% CI [1.25, 1.29] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

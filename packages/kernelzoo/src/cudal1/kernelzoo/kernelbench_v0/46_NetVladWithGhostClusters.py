@@ -5,17 +5,18 @@ to (32, 16384) and L2-normalised again). The harness evaluates both in eval mode
 per-cluster affine map of its running statistics.
 
 Launch-bound: eager runs about 16 kernels (matmul, batch norm, softmax, sum, mul, bmm, sub, two normalisations of
-several kernels each, a transpose copy) on under 7 MB of data; ~0.46 ms on an H100, mostly host launch overhead.
-The one-Triton-program-per-row kernel of ``blocks.netvlad`` (used by 47) measured 0.32x here: 32 programs doing
-fp32 FMA matmuls leave most of the GPU idle. So this file keeps cuBLAS and the library kernels (the layer's
+several kernels each, a transpose copy) on under 7 MB of data, mostly host launch overhead.
+The one-Triton-program-per-row kernel of ``blocks.netvlad`` (used by 47) was much slower than eager here: 32 programs
+doing fp32 FMA matmuls leave most of the GPU idle. So this file keeps cuBLAS and the library kernels (the layer's
 PyTorch formulation, :meth:`cudal1.kernelzoo.blocks.netvlad.NetVLAD._torch`: ``x @ clusters`` as one matmul,
 eval batch norm from the running statistics, softmax, ghost columns sliced off, the bmm, both normalisations;
 all fp32) and captures it once as a CUDA graph (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`):
 a call is one input copy, one graph launch and one output copy instead of ~16 launches; the parameters and
 running statistics are read live on every replay.
-Eager reference 0.457 ms on an H100; expected ~0.08-0.12 ms (~4x): ~16 small kernels back to back inside the
-graph (~2-3 us each) plus three launches.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 5.13x, 95% CI [5.03, 5.24] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+What remains: ~16 small kernels back to back inside the graph plus three launches.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

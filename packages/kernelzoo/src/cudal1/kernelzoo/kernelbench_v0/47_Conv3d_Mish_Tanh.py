@@ -4,10 +4,12 @@
 One Triton kernel does the whole forward, the 3-D convolution included (direct conv, ``conv3d_tile`` from
 ``cudal1.kernelzoo.blocks.direct_conv``: 81 plain fp32 FMAs per output, no TF32; bias, mish and tanh in registers,
 one write of the 12.9 MB output), replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy,
-one graph launch and one output copy of host time. The earlier single-launch version (no graph) measured about
-1.0x: its Triton launch from Python cost about the host time of eager's conv, mish and tanh launches.
-Eager reference: 0.120 ms (H100). Expected: about 0.045-0.06 ms (three launches of host time, the 12.9 MB write
-and its copy out), about 2-2.5x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.36x, 95% CI [1.34, 1.39] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+one graph launch and one output copy of host time. The earlier single-launch version (no graph) was no faster
+than eager: its Triton launch from Python cost about the host time of eager's conv, mish and tanh launches.
+What remains: three launches of host time, the 12.9 MB write and its copy out.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

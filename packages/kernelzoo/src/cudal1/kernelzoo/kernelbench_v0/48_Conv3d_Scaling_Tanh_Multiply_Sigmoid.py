@@ -5,10 +5,10 @@ Conv3d(3 -> 16, k=3) -> (128, 16, 14, 30, 30), 103 MB; ``* scaling_factor`` (16,
 cuDNN runs the convolution without its bias (F.conv3d with the module's weight, fp32) and one Triton kernel
 does the whole tail in place on its output: conv bias, per-channel scale, tanh, per-channel multiply, sigmoid;
 one read and one write. Eager adds the conv bias in a separate pass and runs four more elementwise kernels,
-each reading and writing the 103 MB tensor (about 1 GB of traffic against our 0.2 GB): about 0.35 ms of the
-0.86 ms reference (2026-11-24 H100 self-run) becomes about 0.07 ms; expect about 1.4x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.61x, 95% CI [1.58, 1.63] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+each reading and writing the 103 MB tensor (about 1 GB of traffic against our 0.2 GB).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.62x, 95% CI [1.53, 1.67] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

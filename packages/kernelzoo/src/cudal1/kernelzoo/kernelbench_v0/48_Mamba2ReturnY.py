@@ -4,7 +4,7 @@ A: (16, 128, 8), B and C: (16, 128, 8, 16) with d_state 16; chunks of 64 -> Y: (
 states, the inter-chunk recurrence, and the states' contribution to each chunk's output.
 
 Every tensor is small (X is 4 MB); eager spends its time launching ~40 kernels (rearranges, cumsums, masks,
-exps and four ``einsum`` contractions, one of them of four operands) at ~6-10 us of host time each. Here
+exps and four ``einsum`` contractions, one of them of four operands), each paying its host launch cost. Here
 
 * the whole forward is ONE CUDA graph (``cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward``): per call one
   input copy, one graph launch and one output clone of host time;
@@ -14,9 +14,10 @@ exps and four ``einsum`` contractions, one of them of four operands) at ~6-10 us
   reshapes done as plain views/permutes (no einops), segsum computed once for the chunks.
   The scan and this module are :class:`cudal1.kernelzoo.blocks.mamba2_ssd.Mamba2SSD`.
 
-Expected: eager reference 1.93 ms on an H100; the graph runs ~25 small kernels, ~0.1-0.15 ms (~10x+).
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
-14.06x, 95% CI [13.75, 14.32] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The graph runs ~25 small kernels.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 from cudal1.kernelzoo.blocks.mamba2_ssd import Mamba2SSD

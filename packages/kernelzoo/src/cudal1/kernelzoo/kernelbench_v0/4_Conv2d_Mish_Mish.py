@@ -5,9 +5,11 @@ One Triton kernel does the whole forward, the convolution included (direct 3-inp
 ``cudal1.kernelzoo.blocks.direct_conv``, plain fp32 FMAs, no TF32; bias and both mish in registers with the
 block's cancellation-free mish, one write of the output), replayed through a CUDA graph (``CUDAGraphForward``):
 per call one input copy, one graph launch and one output copy of host time. The earlier single-launch version (no
-graph) measured about 1.0x: one Triton launch from Python costs about the host time of eager's three launches.
-Eager reference: 0.094 ms (H100). Expected: about 0.035-0.045 ms (three launches of host time, a few microseconds
-of GPU work), about 2-2.5x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.45x, 95% CI [1.38, 1.55] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+graph) was no faster than eager: one Triton launch from Python costs about the host time of eager's three launches.
+What remains: three launches of host time and a few microseconds of GPU work.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,7 +1,7 @@
 """KernelBench level 3, 4_LeNet5 (x: (1, 1, 32, 32) fp32; conv5x5 1 -> 6 + ReLU + 2x2 max pool, conv5x5 6 -> 16 +
 ReLU + 2x2 max pool, Linear 400 -> 120 + ReLU, Linear 120 -> 84 + ReLU, Linear 84 -> num_classes).
 
-Launch-bound: one 32 x 32 image is a few hundred kFLOP, while eager pays host launch overhead for ~12 kernels
+Launch-bound: one 32x32 image is a few hundred kFLOP, while eager pays host launch overhead for ~12 kernels
 (two cuDNN convolutions with their bias adds, ReLUs, pools, three linears; ~16 on the GPU with addmm's bias
 copies) on every call. Here the convolutions stay cuDNN fp32 (in-place ReLU, max pool), each linear is ONE Triton
 matrix-vector kernel with its bias and ReLU fused (a program takes 8 output features of one row, fp32
@@ -10,10 +10,11 @@ multiply-adds over the inputs), and the whole forward (~11 kernels) is captured 
 one output copy; the weights are read from the live parameters on every replay. More than 16 rows and CPU
 tensors use ``torch.addmm`` + ReLU. All fp32, no reduced precision. The linear kernel is
 :func:`cudal1.kernelzoo.blocks.small_mlp.linear_act`.
-Eager reference 0.582 ms on an H100; expected ~0.05-0.07 ms (~8-10x): ~11 tiny kernels back to back inside the
-graph (~2 us each) plus three launches and the harness's synchronisation.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
-4.78x, 95% CI [4.53, 5.18] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+What remains: ~11 tiny kernels back to back inside the graph plus three launches and the harness's
+synchronisation.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -13,10 +13,11 @@ kernel (here 2 taps per dimension: t=0 <- k in {1, 2}, t=1 <- k=0), so
 with W' (16, 3, 2, 2, 2) folded from the (3, 16, 3, 3, 3) weight inside every forward (a few tiny ops on
 1.3 KB), zero padding where t runs past x's edge. The result is one cuDNN Conv3d (3 -> 16, k=2, 1.4 GFLOP)
 writing the 118 MB pooled output directly; eager runs cuDNN's stride-2 transposed convolution (a slow dgrad
-path for 3 input channels: most of the 14.2 ms in the 2026-11-24 H100 self-run), then scales and pools the
-1 GB intermediate and runs two more passes. Expected well over 10x. Measured through the harness on an H100 (2026-11-25, eager baseline): 13.44x, 95% CI [13.29, 13.79] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+path for 3 input channels: most of eager's time), then scales and pools the 1 GB intermediate and runs two more
+passes.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 12.93x, 95% CI [12.65, 13.40] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

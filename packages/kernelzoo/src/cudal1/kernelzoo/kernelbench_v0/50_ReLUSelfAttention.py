@@ -6,15 +6,15 @@ Eager materialises the (16, 12, 1024, 1024) fp32 score matrix (805 MB) and strea
 masked_fill (plus the ``bias == 0`` comparison), ReLU and the second bmm (about 6.5 GB of traffic), then
 copies the heads back together. Here, after the c_attn GEMM (cuBLAS SGEMM, unchanged), ONE Triton kernel
 does the rest per (batch, head, 64-query block): it reads q, k, v straight out of the c_attn output (no
-split/transpose copies), computes a 64 x 64 score tile, applies scale, mask and ReLU in registers (masked
+split/transpose copies), computes a 64x64 score tile, applies scale, mask and ReLU in registers (masked
 entries become relu(-inf) = 0, as in the reference), multiplies by the v tile and accumulates, and writes
 the output already in (B, T, C) layout. The mask comes from the CURRENT ``bias`` buffer every call (the
 harness randomises buffers, so causality is not assumed and no block is skipped). Both tile products are
-plain fp32 FMA (``input_precision="ieee"``). Expect about 1.5x (5.1 ms reference: about 2.5 ms of score
-traffic plus 0.6 ms of bmm become one compute-bound kernel of roughly 1.5-2 ms for its 52 GFLOP; the 58 GFLOP
-c_attn GEMM, about 1.2 ms, stays). Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+plain fp32 FMA (``input_precision="ieee"``). The score traffic and the second bmm
+become one compute-bound kernel of 52 GFLOP; the 58 GFLOP c_attn GEMM stays.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.22x, 95% CI [1.22, 1.23] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import math

@@ -6,10 +6,11 @@ Exact algebra (holds for every input and parameter value): the mean over output 
 is ``(x . sum_j W[j] + sum_j (b_j - s_j)) / 512``, so the 134 MFLOP GEMM collapses to a column sum of W and one
 dot product per row. Two Triton launches: column sums of W (2 MB read, fp32), then one program per row: the
 dot product, ``sum(b - s)``, GELU (erf form, as F.gelu) and the residual add, one read of x and one write.
-Eager runs clone, GEMM, subtract, mean, logsumexp (several kernels), GELU and add: about ten launches (reference
-0.28 ms on an H100). Expected: about 5-10x faster (launch-bound). Measured through the harness on an H100 (2026-11-25, eager baseline): 2.18x, 95% CI [2.10, 2.24] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+Eager runs clone, GEMM, subtract, mean, logsumexp (several kernels), GELU and add: about ten launches, launch-bound,
+against two here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.29x, 95% CI [2.19, 2.39] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

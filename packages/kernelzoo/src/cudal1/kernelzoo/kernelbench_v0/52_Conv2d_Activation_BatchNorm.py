@@ -8,10 +8,11 @@ a cuDNN implicit-GEMM launch plus a bias pass. Each program computes a (16 chann
 sample in fp32 registers (direct convolution, plain FMAs, no TF32), adds the conv bias, applies
 ``v * tanh(softplus(v))`` (softplus in the overflow-free form with an exact-rounding log1p) and the batch norm's
 eval affine ``(y - running_mean) / sqrt(running_var + eps) * weight + bias`` from the current parameters and
-statistics, and writes the output once. Eager: conv, bias, softplus, tanh, mul, batch norm: 6 kernels, 0.26 ms
-through the harness (2026-11-24 H100 self-run), mostly launches. One launch; expect 4x or more.
+statistics, and writes the output once. Eager: conv, bias, softplus, tanh, mul, batch norm: 6 kernels,
+mostly launch time. One launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.65x, 95% CI [1.58, 1.76] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,16 +1,13 @@
 """KernelBench level 2, 53_Gemm_Scaling_Hardtanh_GELU (x: (128, 1024) fp32; Linear(1024 -> 512);
 ``* scaling_factor`` (0.5); hardtanh to [-2, 2]; exact (erf) GELU -> (128, 512)).
 
-ONE Triton kernel: a 16 x 32 output tile per program (128-256 programs at the task's sizes), the tile's
-fp32 GEMM by ``tl.dot`` with ``input_precision="ieee"`` (FMA, no TF32), then the bias, the scaling, the clamp and the erf GELU in registers, one
-write of the output.
-Eager runs the GEMM, multiply, hardtanh and GELU: four ops, launch-bound (reference 0.15 ms in the 2026-11-24
-H100 self-run, timing_unstable); one launch here: expect about 1.5-2x.
+ONE Triton kernel: a 16x32 output tile per program (128-256 programs at the task's sizes), the tile's
+fp32 GEMM by ``tl.dot`` with ``input_precision="ieee"`` (FMA, no TF32), then the bias, the scaling, the clamp and
+the erf GELU in registers, one write of the output.
+Eager runs the GEMM, multiply, hardtanh and GELU: four ops, launch-bound; one launch here.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.19x [1.09, 1.26]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.19x, 95% CI [1.09, 1.26] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

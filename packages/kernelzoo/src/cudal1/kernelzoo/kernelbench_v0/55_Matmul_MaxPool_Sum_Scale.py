@@ -5,14 +5,11 @@ ONE Triton kernel, a program per 32 rows: for each position ``p`` of the pool wi
 ``p, k + p, 2k + p, ...`` of the Linear (10-term fp32 dot products by FMA, no TF32, plus bias) and keeps the
 running maximum, then sums the pooled values over the row and scales; one write of 128 floats (features past
 the last full window are never computed: the pool drops them). Eager runs cuBLAS's addmm, the pool, the sum and
-the multiply: four ops on a few KB, launch-bound (reference 0.15 ms in the 2026-11-24 H100 self-run,
-timing_unstable); one launch here: expect about 1.5-2.5x. An earlier, different attempt at this task was rejected
-`reference_drift`; this one removes three of the four ops.
+the multiply: four ops on a few KB, launch-bound; one launch here. An earlier, different attempt at this task was
+rejected `reference_drift`; this one removes three of the four ops.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.93x [1.78, 2.00]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.93x, 95% CI [1.78, 2.00] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

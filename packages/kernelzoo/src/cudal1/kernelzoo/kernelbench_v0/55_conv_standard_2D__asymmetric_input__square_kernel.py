@@ -1,13 +1,14 @@
-"""KernelBench level 1, 55_conv_standard_2D__asymmetric_input__square_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = 3 width = 256 height = 128).
+"""KernelBench level 1, 55_conv_standard_2D__asymmetric_input__square_kernel (batch_size = 16 in_channels = 3
+out_channels = 64 kernel_size = 3 width = 256 height = 128).
 
 cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's FMA and write rates. Here
 :func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`, a direct convolution in CUDA C (fp32 FMA; each lane 16 output
 channels x 4 columns of a row, evict-first stores of whole row runs; one wave of blocks looping over rows; the
 module's docstring has the design and the probes); PyTorch's function on CPU or for another padding mode.
-Measured on an H100 (2026-11-28, sandboxed harness, eager baseline): 1.06x, 95% CI [1.04, 1.08] (0.149 ms against
-0.159), after 1.11x [1.10, 1.17] in the run before; the kernel before paired stores measured 0.90x [0.87, 0.92], and
-conv_rows_cuda 0.96x on 2026-11-27. Over torch.compile: 2.87x [2.84, 2.94]
-(benchmarks/results/2026-11-28-kernelbench-v0-fifteenth-pass-h100.md).
+History: the kernel before paired stores, and conv_rows_cuda before it, were slower than eager.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,12 +1,14 @@
-"""KernelBench level 1, 56_conv_standard_2D__asymmetric_input__asymmetric_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = (3, 5) height = 256 width = 128).
+"""KernelBench level 1, 56_conv_standard_2D__asymmetric_input__asymmetric_kernel (batch_size = 16 in_channels = 3
+out_channels = 64 kernel_size = (3, 5) height = 256 width = 128).
 
 cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's FMA and write rates. Here
 :func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`, a direct convolution in CUDA C (fp32 FMA; each lane 16 output
 channels x 4 columns of a row, evict-first stores of whole row runs; one wave of blocks looping over rows; the
 module's docstring has the design and the probes); PyTorch's function on CPU or for another padding mode.
-Measured on an H100 (2026-11-28, sandboxed harness, eager baseline): 1.15x, 95% CI [1.13, 1.20] (0.168 ms against
-0.191), after 1.19x [1.15, 1.23] in the run before (conv_rows_cuda: 0.98x on 2026-11-27). Over torch.compile: 2.78x
-[2.69, 2.82] (benchmarks/results/2026-11-28-kernelbench-v0-fifteenth-pass-h100.md).
+History: conv_rows_cuda, the kernel before this one, was slower than eager.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,13 +7,10 @@ cuDNN implicit-GEMM launch plus a bias pass, and the tail as five more elementwi
 mul), each a full read and write of the 7.4 MB conv output. Each program computes a (16 channels, 256 positions)
 tile of one sample in fp32 registers (direct convolution from ``cudal1.kernelzoo.blocks.direct_conv``, plain FMAs,
 no TF32), adds the conv bias, applies the tail with the reference's operation order and writes the output once.
-Eager: 7 kernels, 0.18 ms through the harness (2026-11-24 H100 self-run), launch-bound. One launch; expected
-1.5-2x (the measured single-launch conv files with 6-7 eager kernels: 1.49-1.85x).
+Eager: 7 kernels, launch-bound. One launch here, as in the other single-launch conv files with 6-7 eager kernels.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.50x [1.46, 1.55]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.50x, 95% CI [1.46, 1.55] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,19 +1,16 @@
 """KernelBench level 1, 57_conv_transposed_2D__square_input__square_kernel (x: (16, 32, 128, 128) fp32;
 ConvTranspose2d(32 -> 64, k=3, stride 1, no bias) -> (16, 64, 130, 130)). Earlier
-a Triton implicit GEMM (:mod:`cudal1.kernelzoo.blocks.conv_transpose`), 1.43-1.94x through the harness over three runs,
-1.65x in the fifteenth pass's table.
+a Triton implicit GEMM (:mod:`cudal1.kernelzoo.blocks.conv_transpose`); this version was faster through the
+harness and replaced that file.
 
 A stride-1 transposed convolution is the forward convolution of the same input with the weight flipped and its
 channel axes swapped, padded (2, 2): :func:`cudal1.kernelzoo.blocks.convt_as_conv.conv_transpose` runs it as
 ``conv2d`` (cuDNN's forward kernels instead of its backward-data ones; the flipped weight is formed at every call).
+``benchmarks/scripts/probe_convt_forward.py`` times one call as the harness does, against eager and the set's
+Triton kernel.
 
-Probe (H100, 2026-11-28, one call timed as the harness times it, ``benchmarks/scripts/probe_convt_forward.py``): 0.34
-ms against eager's 0.49 and the set's Triton kernel's 0.41.
-
-Measured on an H100 (2026-11-28, sandboxed harness, eager baseline, two runs in call 5 of benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100.md):
-1.68x, 95% CI [1.60, 1.76] (timing_unstable), then 1.80x [1.77, 1.87], verified both times, 0.39-0.41 ms a call
-against the Triton version's 0.48 ms (1.65x [1.53, 1.79] on 2026-11-27); it replaced that file. Over torch.compile
-(call 6): 2.58x.
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -2,19 +2,20 @@
 Conv3d(3 -> 64, (3, 3, 1), no bias) -> (16, 64, 254, 254, 10)).
 
 27 fp32 products an output (27 = 3 channels x the kernel's taps): the cost is writing the 2.64 GB output. Eager
-runs cuDNN's fp32 convolution (TF32 off): 2.76-2.81 ms through the harness on an H100.
+runs cuDNN's fp32 convolution (TF32 off).
 
 Here :func:`cudal1.kernelzoo.blocks.conv_small_k_cuda.conv`: an implicit GEMM in CUDA C, one 256-thread block
 per 64 output channels x 128 consecutive output positions, the weights and the 27 input values of each position
-staged in shared memory, 4 x 8 outputs a thread accumulated with fp32 FMAs in (channel, kernel row, kernel
+staged in shared memory, 4x8 outputs a thread accumulated with fp32 FMAs in (channel, kernel row, kernel
 column) order, float4 streaming stores. On CPU, the PyTorch function.
 A (3, 3, 1) kernel convolves every depth slice on its own: the kernel runs the 2-D convolution of the
 (16, 3, 256, 2560) view with its column taps 10 apart, whose output is the 3-D output's memory.
 
-History: a Triton implicit GEMM and the direct kernels of conv_cuda / conv_rows_cuda measured 0.61-0.84x
-(2026-11-26/27) and were removed.
-Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.37x, 95% CI [1.34, 1.39] (2.104 ms against
-2.847; benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md).
+History: a Triton implicit GEMM and the direct kernels of conv_cuda / conv_rows_cuda were slower than eager and
+were removed.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -3,13 +3,15 @@ conv3x3 256 -> 384 -> 384 -> 256, each + ReLU, three 3x3/2 max pools, Linear 921
 with ReLUs and Dropout(0.0) -> (10, num_classes)).
 
 Eager runs ~20 kernels (five cuDNN convolutions with their bias adds, ReLUs, pools, three linears); the GPU work
-is ~7 GFLOP of fp32 convolution and ~230 MB of linear weights (~0.08 ms at HBM rate), so a good part of the
-1.5 ms is host launch overhead (cuDNN's heuristics included). Here the whole forward (cuDNN fp32 convolutions,
+is ~7 GFLOP of fp32 convolution and ~230 MB of linear weights (a short read at HBM rate), so a good part of
+eager's time is host launch overhead (cuDNN's heuristics included). Here the whole forward (cuDNN fp32 convolutions,
 in-place ReLUs, cuBLAS fp32 ``torch.addmm`` linears; no reduced precision; Dropout(0.0) is the identity) is
 captured once as a CUDA graph (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`): a call is one
 input copy, one graph launch and one output copy; the weights are read from the live parameters on every replay.
-Eager reference 1.498 ms on an H100; expected ~1.0-1.2 ms (~1.3x): the launch overhead goes, the GPU work stays.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.06x, 95% CI [1.06, 1.07] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The launch overhead goes, the GPU work stays.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

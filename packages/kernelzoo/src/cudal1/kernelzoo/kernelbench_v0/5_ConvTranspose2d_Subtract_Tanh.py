@@ -5,11 +5,11 @@ The transposed convolution stays cuDNN fp32 (``F.conv_transpose2d`` without its 
 subtraction and tanh run in ONE Triton pass (overflow-free tanh from ``cudal1.kernelzoo.blocks.direct_conv``), and
 the two are replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one
 output copy of host time, against eager's conv-transpose (+ bias), sub and tanh launches. The earlier
-single-launch Triton version (no graph) measured about 1.0x. Eager reference: 0.196 ms (H100). Expected: about
-0.05-0.06 ms (three launches of host time, the cuDNN kernel, one 8.9 MB read + write), about 3.5x. Not yet
-measured on a GPU.
+single-launch Triton version (no graph) was no faster than eager. What remains: three launches of host time, the
+cuDNN kernel, one 8.9 MB read + write.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.07x, 95% CI [1.06, 1.08] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,12 +1,14 @@
-"""KernelBench level 1, 60_conv_standard_3D__square_input__asymmetric_kernel (batch_size = 16 in_channels = 3 out_channels = 64 kernel_size = (3, 5, 7)  # Asymmetric kernel width = 64 height = 64 depth = 64).
+"""KernelBench level 1, 60_conv_standard_3D__square_input__asymmetric_kernel (batch_size = 16 in_channels = 3
+out_channels = 64 kernel_size = (3, 5, 7)  # Asymmetric kernel width = 64 height = 64 depth = 64).
 
 cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU's fp32 FMA rate. Here a
 register-tiled direct convolution in CUDA C (each thread 8 output channels x 8 consecutive positions, the input
 window of a kernel row loaded once for all its column taps, weights staged in shared memory), fp32 FMA:
 :func:`cudal1.kernelzoo.blocks.conv_cuda.conv` (the PyTorch function on CPU).
-Probe (call 14, harness-style timing): cuDNN 9.913 ms, this kernel 4.692 ms.
+Probe (call 14, harness-style timing): faster than cuDNN.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.05x, 95% CI [2.04, 2.07] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,29 +1,25 @@
 """KernelBench level 2, 61_ConvTranspose3d_ReLU_GroupNorm (x: (16, 64, 8, 16, 16) fp32; ConvTranspose3d(64 -> 128,
 k=3, stride 1, no bias) -> (16, 128, 10, 18, 18), 27 MB; ReLU; GroupNorm(8 groups, eps 1e-5, affine)).
 
-Eager: cuDNN's fp32 transposed convolution (about 1.2 ms of the 1.30 ms reference on an H100, 2026-11-24
-self-run: 14.5 GFLOP, about 12 TFLOP/s), then ReLU and GroupNorm (statistics, then normalise), each a pass over
-the 27 MB output. Here:
+Eager: cuDNN's fp32 transposed convolution (most of the reference's time: 14.5 GFLOP), then ReLU and GroupNorm
+(statistics, then normalise), each a pass over the 27 MB output. Here:
 1. conv kernel: the stride-1 transposed convolution as one fp32 implicit GEMM in Triton (gather form
    ``y[o] = sum_{ci, k} x[ci, o - k] w[ci, co, k]``; ``tl.dot(input_precision="ieee")``: FMA, no TF32), a program
    owning 64 positions of one sample and all 128 output channels; the depth taps that cannot reach any of the
-   tile's output planes are skipped (the reduction runs over 24 of the 30 (plane, kd) pairs, not 27 x 10);
+   tile's output planes are skipped (the reduction runs over 24 of the 30 (plane, kd) pairs, not 27x10);
    ReLU in registers, one write of the output, and per-tile per-channel (count, mean, M2) partials of the
    ReLU output (no E[x^2] - E[x]^2 cancellation);
 2. a tiny kernel merges the partials of each (sample, group) (Chan's formula) into mean and 1/sqrt(var + eps);
 3. one in-place pass normalises and applies the affine (27 MB read + write).
-ReLU and the statistics pass over the conv output disappear. The Triton transposed-conv GEMM of the shared block
-ran at 15-33 TFLOP/s on an H100 (level 1 tasks 58, 68, 70, 73, 77), so expect the 18 GFLOP actually multiplied
-here (the border taps of H and W are masked, not skipped) in about 0.55-0.8 ms: about 1.6-2.2x over eager. Not
-yet measured on a GPU.
+ReLU and the statistics pass over the conv output disappear. The conv runs the Triton transposed-conv GEMM of the
+shared block (as level 1 tasks 58, 68, 70, 73, 77 do) on the 18 GFLOP actually multiplied here (the border taps
+of H and W are masked, not skipped).
 
 Other configurations (CPU, other dtypes, stride, padding, groups, more than 128 output channels) run the same
 math in PyTorch.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.64x [1.63, 1.68]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.64x, 95% CI [1.63, 1.68] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

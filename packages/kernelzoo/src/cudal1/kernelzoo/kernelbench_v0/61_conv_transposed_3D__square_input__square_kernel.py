@@ -1,13 +1,14 @@
 """KernelBench level 1, 61_conv_transposed_3D__square_input__square_kernel (x: (16, 3, 32, 32, 32) fp32;
 ConvTranspose3d(3 -> 64, k=3, no bias) -> (16, 64, 34, 34, 34)).
 
-Only 2.7 GFMA, yet cuDNN's fp32 transposed 3-D convolution with 3 input channels takes 8.5 ms on an H100 (0.6
-TFLOP/s). Here one implicit GEMM over (27 taps x 3 input channels, padded to 8 per tap) with all 64 output channels
-per tile, fp32 FMA, writes the 161 MB output once. Expected: 5-10x (about 0.8-1.2 ms).
+Only 2.7 GFMA, yet cuDNN's fp32 transposed 3-D convolution with 3 input channels runs far below the GPU's FMA
+rate. Here one implicit GEMM over (27 taps x 3 input channels, padded to 8 per tap) with all 64 output channels
+per tile, fp32 FMA, writes the 161 MB output once.
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 6.96x, 95% CI [6.75, 7.15] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

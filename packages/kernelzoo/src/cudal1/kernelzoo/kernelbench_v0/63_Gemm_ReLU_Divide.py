@@ -4,9 +4,11 @@
 The GEMM stays cuBLAS fp32 (``F.linear``, the reference's own call: the same product and bias), ReLU and the
 division run in one Triton pass, and the two are replayed through a CUDA graph (``CUDAGraphForward``): per call
 one input copy, one graph launch and one output copy of host time, against eager's addmm, relu and div launches.
-The earlier single-launch Triton version (no graph) measured about 1.0x. Eager reference: 0.154 ms (H100).
-Expected: about 0.04-0.05 ms (three launches of host time, the ~10 us fp32 GEMM, a 0.25 MB pass), about 3x.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.31x, 95% CI [1.26, 1.43] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The earlier single-launch Triton version (no graph) was no faster than eager. What remains: three launches of
+host time, the fp32 GEMM, a 0.25 MB pass.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

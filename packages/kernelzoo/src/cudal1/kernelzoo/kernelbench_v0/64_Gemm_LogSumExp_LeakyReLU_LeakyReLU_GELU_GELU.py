@@ -4,11 +4,11 @@ logsumexp over the 512 features (keepdim); LeakyReLU(0.01) twice; exact GELU twi
 The GEMM stays in cuBLAS (F.linear with the module's weight and optional bias, full fp32) and ONE Triton kernel,
 a program per row, does the whole tail in registers: a max-shifted logsumexp over the row, then the two leaky
 ReLUs and the two erf GELUs on that one value, one float written per row. Eager runs the GEMM, logsumexp (about
-six kernels), two leaky ReLUs and two GELUs on a (128, 1) tensor: 16 kernels, launch-bound (reference 0.22 ms in
-the 2026-11-24 H100 self-run). Three launches here (GEMM, output allocation, tail): expect about 2x. Not yet
-measured on a GPU.
+six kernels), two leaky ReLUs and two GELUs on a (128, 1) tensor: 16 kernels, launch-bound. Three launches here
+(GEMM, output allocation, tail).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.94x, 95% CI [1.91, 1.97] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

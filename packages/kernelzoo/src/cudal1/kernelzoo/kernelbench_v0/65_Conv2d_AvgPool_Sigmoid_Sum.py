@@ -8,8 +8,10 @@ bias, averages the window (sum / 4, as the pool does; the pool's dropped border 
 applies sigmoid and sums everything; only the (128,) result is written (the 7.4 MB conv output never exists).
 Replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy
 of host time, against eager's conv (+ bias), pool, sigmoid and sum launches. Other configurations (pool stride
-other than its kernel, padding, ceil mode) run the PyTorch form. Eager reference: 0.219 ms (H100). Expected: about
-0.03-0.04 ms, about 6x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.63x, 95% CI [1.60, 1.66] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+other than its kernel, padding, ceil mode) run the PyTorch form.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,13 +1,15 @@
 """KernelBench level 2, 66_Matmul_Dropout_Mean_Softmax (x: (128, 100) fp32; Linear(100 -> 50); Dropout(0.2),
 the identity in eval mode; mean over the 50 features -> (128, 1); softmax over that size-1 dim).
 
-One Triton kernel: the 128 x 100 x 50 product with plain fp32 FMAs (a runtime loop over K into a (BLOCK_M,
+One Triton kernel: the 128x100x50 product with plain fp32 FMAs (a runtime loop over K into a (BLOCK_M,
 next_pow2(N)) register tile, no TF32), the bias, the row mean, and the softmax over one element computed as the
 reference's formula does it, ``exp(m - max) / sum`` = ``e / e`` with ``e = exp(m - m)`` (1.0, or NaN where the
 mean is not finite, as in the reference); one write of the (128, 1) result. Replayed through a CUDA graph
 (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy of host time, against eager's
 addmm, dropout (a no-op), mean and softmax launches. In training mode (dropout active) the PyTorch form runs.
-Eager reference: 0.102 ms (H100). Expected: about 0.03 ms, about 3x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.53x, 95% CI [1.42, 1.58] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

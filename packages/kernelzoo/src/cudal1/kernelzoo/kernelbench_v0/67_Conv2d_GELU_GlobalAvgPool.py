@@ -8,14 +8,11 @@ output three times. One program per sample computes all 16 channels over all 900
 fp32 register tile (direct convolution from ``cudal1.kernelzoo.blocks.direct_conv``, plain FMAs, no TF32; larger
 images loop over position blocks), adds the conv bias, applies GELU, sums each channel's positions in registers
 and writes the 16 means (8 KB for the batch); the conv output never reaches memory. Deterministic (no atomics).
-Eager: 4 kernels, 0.18 ms through the harness (2026-11-24 H100 self-run), launch-bound. One launch; expected
-about 1.4x (measured single-launch conv files: 1.27-1.85x; here only 128 programs, one per sample, so the kernel
-is latency-bound at a few microseconds).
+Eager: 4 kernels, launch-bound. One launch here; with only 128 programs, one per sample, the kernel is
+latency-bound.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.15x [1.01, 1.20]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.15x, 95% CI [1.01, 1.20] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -2,14 +2,12 @@
 a scalar parameter -> (128, 5)).
 
 ONE Triton kernel, a program per 32 rows holding the whole (tiny) output row: the 10-term fp32 dot
-products by FMA (no TF32), the bias, and ``min(v, c) - c`` with ``c`` read from the parameter inside the call, in registers; one write.
-Eager runs cuBLAS's addmm, the minimum and the subtraction: three ops, launch-bound (reference 0.20 ms in the
-2026-11-24 H100 self-run, timing_unstable); one launch here: expect about 1.5-2x.
+products by FMA (no TF32), the bias, and ``min(v, c) - c`` with ``c`` read from the parameter inside the call, in
+registers; one write.
+Eager runs cuBLAS's addmm, the minimum and the subtraction: three ops, launch-bound; one launch here.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.12x [1.08, 1.17]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.12x, 95% CI [1.08, 1.17] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

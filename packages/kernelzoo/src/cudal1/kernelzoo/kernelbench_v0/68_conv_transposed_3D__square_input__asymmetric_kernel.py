@@ -1,14 +1,14 @@
 """KernelBench level 1, 68_conv_transposed_3D__square_input__asymmetric_kernel (x: (16, 32, 64, 64, 64) fp32;
 ConvTranspose3d(32 -> 64, k=(3, 5, 5), no bias) -> (16, 64, 66, 68, 68)).
 
-A dense stride-1 transposed convolution of 645 GFMA that cuDNN runs in fp32 in 199 ms on an H100 (6.5 TFLOP/s).
-Here it is one implicit GEMM (M = output voxels, N = 64 output channels, K = 75 taps x 32 input channels) with 128
-x 64 register tiles, operands staged through shared memory by cp.async, fp32 FMA (no TF32). Expected: 2-4x (at
-15-25 TFLOP/s). Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+A dense stride-1 transposed convolution of 645 GFMA that cuDNN runs in fp32 far below the GPU's FMA rate.
+Here it is one implicit GEMM (M = output voxels, N = 64 output channels, K = 75 taps x 32 input channels) with
+128x64 register tiles, operands staged through shared memory by cp.async, fp32 FMA (no TF32).
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 5.01x, 95% CI [5.01, 5.03] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

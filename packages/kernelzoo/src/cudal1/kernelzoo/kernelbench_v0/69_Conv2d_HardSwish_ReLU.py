@@ -4,8 +4,10 @@
 One Triton kernel does the whole forward, the convolution included (direct 3-input-channel conv from
 ``cudal1.kernelzoo.blocks.direct_conv``, plain fp32 FMAs, no TF32; bias, hardswish and ReLU in registers, one
 write of the output), replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one graph
-launch and one output copy of host time. The earlier single-launch version (no graph) measured about 1.0x.
-Eager reference: 0.102 ms (H100). Expected: about 0.035-0.045 ms, about 2.5x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.57x, 95% CI [1.53, 1.63] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+launch and one output copy of host time. The earlier single-launch version (no graph) was no faster than eager.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

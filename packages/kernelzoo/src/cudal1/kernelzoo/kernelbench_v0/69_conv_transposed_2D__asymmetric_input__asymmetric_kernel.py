@@ -4,15 +4,14 @@ ConvTranspose2d(32 -> 64, k=(3, 5), stride 1, no padding, no bias) -> (16, 64, 1
 A stride-1 transposed convolution is the forward convolution of the same input with the weight flipped and its
 channel axes swapped, padded (2, 4): :func:`cudal1.kernelzoo.blocks.convt_as_conv.conv_transpose` runs it as
 ``conv2d`` (cuDNN's forward kernels instead of its backward-data ones; the flipped weight is formed at every call).
-0.32 GFMA: a few tens of microseconds either way.
+0.32 GFMA: little work either way.
 
-Probe (H100, 2026-11-28, one call timed as the harness times it, ``benchmarks/scripts/probe_convt_forward.py``): 0.087
-ms against eager's 0.106; the Triton implicit GEMM of :mod:`cudal1.kernelzoo.blocks.conv_transpose` measured 0.84x
-through the harness (2026-11-26).
+``benchmarks/scripts/probe_convt_forward.py`` times one call as the harness does, against eager; the Triton
+implicit GEMM of :mod:`cudal1.kernelzoo.blocks.conv_transpose` was slower than eager through the harness.
+Verified through the harness and moved from ``pending/``.
 
-Measured on an H100 (2026-11-28, sandboxed harness, eager baseline, two runs in call 5 of benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100.md):
-1.06x, 95% CI [1.05, 1.08] (timing_unstable), then 1.08x [1.05, 1.13], verified both times; moved from ``pending/``.
-Over torch.compile (call 6): 2.99x.
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,10 +8,10 @@ module's weight, fp32) and one Triton kernel does the rest: each program owns on
 bias, takes the channel softmax in registers and folds groups of 4 columns into the running window max; then
 writes 0.8 MB. One read of the conv output (the rows the pools drop are never read); eager makes a bias pass,
 the softmax (read + write 103 MB) and two pools (read 103 MB + 13 MB): about 0.43 GB and four launches against
-our 0.1 GB and two. Expect about 1.5-2x on the 0.94 ms reference (2026-11-24 H100 self-run).
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.81x, 95% CI [1.78, 1.84] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+our 0.1 GB and two.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.81x, 95% CI [1.78, 1.84] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,17 +1,16 @@
 """KernelBench level 3, 6_GoogleNetInceptionModule (x: (10, 480, 224, 224) fp32, 963 MB -> (10, 512, 224, 224);
 branches: 1x1 conv 480 -> 192; 1x1 480 -> 96 then 3x3 -> 208; 1x1 480 -> 16 then 5x5 -> 48; 3x3/1 max pool then
 1x1 480 -> 64; concatenated on channels). Second version: the first (the three 1x1 convs over ``x`` stacked into
-one cuDNN conv) measured 1.00x.
+one cuDNN conv) was no faster than eager.
 
 Compute-bound: ~376 GFLOP of fp32 convolution (the 3x3 conv ~180, the 1x1 convs ~177, the 5x5 ~19). Eager runs
-them as cuDNN fp32 implicit GEMMs (``sm80_xmma_fprop_implicit_gemm_f32f32...ffma``), which reach ~25-30 TFLOP/s
-on an H100 (``benchmarks/scripts/probe_cudnn_fused.py``: 24-28 TFLOP/s on ResNet shapes; the 17.05 ms eager
-reference implies about the same here), while cuBLAS's fp32 SGEMM runs at ~48-49 TFLOP/s on large shapes
-(benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), both without TF32. Here every convolution is a
+them as cuDNN fp32 implicit GEMMs (``sm80_xmma_fprop_implicit_gemm_f32f32...ffma``), which run well below
+cuBLAS's fp32 SGEMM on large shapes (``benchmarks/scripts/probe_cudnn_fused.py`` on ResNet shapes;
+benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), both without TF32. Here every convolution is a
 cuBLAS GEMM, one image at a time (each GEMM is 2-18 GFLOP, enough to fill the GPU):
 
 - a 1x1 conv is ``W (C_out x C_in) @ x[n] (C_in x H*W)`` on the NCHW image as it lies (no copy);
-- the 3x3 and 5x5 convs are GEMMs over the image's im2col matrix (``F.unfold``: 864 x H*W and 400 x H*W, ~0.17
+- the 3x3 and 5x5 convs are GEMMs over the image's im2col matrix (``F.unfold``: (864, H*W) and (400, H*W), ~0.17
   and ~0.08 GB per image, written once and read by the GEMM);
 - the two reduce convs (480 -> 96 and 480 -> 16) are one GEMM with their weights stacked (the rows of the stacked
   result are the two reduce outputs, each contiguous per image, so ``unfold`` reads them without a copy);
@@ -19,17 +18,18 @@ cuBLAS GEMM, one image at a time (each GEMM is 2-18 GFLOP, enough to fill the GP
   image that range is a contiguous C x H*W matrix), so there is no concatenation pass (eager: ~2 GB moved); the
   bias enters as the GEMM's ``C`` operand (PyTorch writes the broadcast bias into the range, the GEMM accumulates
   onto it with beta = 1: one write pass where eager's bias add is a read and a write);
-- the 3x3/1 max pool is the zoo's Triton ``max_pool2d`` (2.3 TB/s in the level-1 tuning run against PyTorch's
-  1.3 TB/s on the same access pattern; ~1.9 GB moved here).
+- the 3x3/1 max pool is the zoo's Triton ``max_pool2d`` (faster than PyTorch's on the same access pattern in the
+  level-1 tuning run; ~1.9 GB moved here).
 The weights are read (and the reduce weights stacked) from the live parameters on every call; nothing is cached.
 The sums run in a different order from cuDNN's (fp32 throughout): within fp32 rounding of the reference.
-No CUDA graph: the ~130 launches of a call are queued far ahead of ~10 ms of GPU work, and a graph would add a
+No CUDA graph: the ~130 launches of a call are queued far ahead of the GPU work, and a graph would add a
 copy of the 963 MB input to every call. With gradients enabled (``out=`` does not differentiate) the same
 branches run through ``F.conv2d``.
-Expected before measuring: the GEMMs ~8-9 ms, im2col ~1 ms, bias operands and pool ~1.5 ms: ~11-12.5 ms against
-the 17.05 ms eager reference (~1.35-1.55x); ~1.0x if cuBLAS were no faster than cuDNN at these shapes.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.16x, 95% CI [1.16, 1.17]
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+The gain rests on cuBLAS being faster than cuDNN at these shapes: the im2col writes, the bias operands and the
+pool are passes of their own, which a cuBLAS no faster than cuDNN would not pay back.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,8 +4,11 @@ sigmoid(y) * 2.0`` -> (128, 512)).
 The GEMM stays cuBLAS fp32 (``F.linear``, the reference's own call), sigmoid, scale and residual add run in one
 Triton pass, and the two are replayed through a CUDA graph (``CUDAGraphForward``): per call one input copy, one
 graph launch and one output copy of host time, against eager's addmm, sigmoid, mul and add launches. The earlier
-single-launch Triton version (no graph) measured about 1.0x. Eager reference: 0.130 ms (H100). Expected: about
-0.04-0.05 ms (three launches of host time, the ~10 us GEMM), about 2.5-3x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.45x, 95% CI [1.39, 1.50] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+single-launch Triton version (no graph) was no faster than eager. What remains: three launches of host time and
+the GEMM.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

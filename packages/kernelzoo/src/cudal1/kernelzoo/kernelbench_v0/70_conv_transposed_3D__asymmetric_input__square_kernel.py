@@ -1,13 +1,14 @@
 """KernelBench level 1, 70_conv_transposed_3D__asymmetric_input__square_kernel (x: (16, 32, 16, 32, 64) fp32;
 ConvTranspose3d(32 -> 16, k=3, no bias) -> (16, 16, 18, 34, 66)).
 
-A dense stride-1 transposed convolution of 7.2 GFMA that cuDNN runs in fp32 in 2.1 ms on an H100 (6.8 TFLOP/s).
-Here one implicit GEMM (M = output voxels, N = 16 output channels, K = 27 taps x 32 input channels), 128 x 16
-tiles, operands staged through shared memory by cp.async, fp32 FMA (no TF32). Expected: 1.5-2x.
+A dense stride-1 transposed convolution of 7.2 GFMA that cuDNN runs in fp32 far below the GPU's FMA rate.
+Here one implicit GEMM (M = output voxels, N = 16 output channels, K = 27 taps x 32 input channels), 128x16
+tiles, operands staged through shared memory by cp.async, fp32 FMA (no TF32).
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.39x, 95% CI [2.32, 2.48] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,13 +7,10 @@ cuDNN implicit-GEMM launch plus a bias pass, then div and leaky ReLU, each a ful
 conv output. Each program computes a (16 channels, 256 positions) tile of one sample in fp32 registers (direct
 convolution from ``cudal1.kernelzoo.blocks.direct_conv``, plain FMAs, no TF32), adds the conv bias, divides (a
 true fp32 division, as the reference) and applies the leaky ReLU, and writes the output once. Eager: 4 kernels,
-0.19 ms through the harness (2026-11-24 H100 self-run; 0.10 ms for the same 4-kernel shape in 69_), launch-bound.
-One launch; expected about 1.3x (measured single-launch conv files with 4 eager kernels: 1.27-1.35x).
+launch-bound. One launch here.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.02x [1.01, 1.07]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.02x, 95% CI [1.01, 1.07] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -2,16 +2,15 @@
 ConvTranspose2d(32 -> 64, k=3, stride 1, no bias) -> (16, 64, 130, 258)).
 
 A dense stride-1 transposed convolution of 9.7 GFMA (137 MB out, 67 MB in: compute-bound). cuDNN's fp32 (no TF32)
-transposed convolution ran it in 1.56 ms on an H100 (6.2 TFMA/s, measured in
-``benchmarks/results/2026-11-24-kb-selfrun-before-h100``). Here one implicit GEMM (M = 130 x 258 output pixels per
-sample, N = all 64 output channels, K = 9 taps x 32 input channels), 128 x 64 x 16 tiles, 3-stage cp.async
-pipeline, fp32 FMA ``tl.dot`` (ieee: no TF32). The same kernel and tile ran the 3-D level-1 task 68 (also 32 -> 64
-channels, stride 1) at 16 TFMA/s; with only 18 K steps per tile here, expect 10-13 TFMA/s: about 0.75-0.95 ms.
-Expected: 1.6-2x.
+transposed convolution runs it far below the GPU's FMA rate. Here one implicit GEMM (M = 130x258 output pixels per
+sample, N = all 64 output channels, K = 9 taps x 32 input channels), 128x64x16 tiles, 3-stage cp.async
+pipeline, fp32 FMA ``tl.dot`` (ieee: no TF32). The same kernel and tile run the 3-D level-1 task 68 (also 32 -> 64
+channels, stride 1); with only 18 K steps per tile here, the pipeline's fill and drain weigh more than there.
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.35x, 95% CI [1.32, 1.61] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

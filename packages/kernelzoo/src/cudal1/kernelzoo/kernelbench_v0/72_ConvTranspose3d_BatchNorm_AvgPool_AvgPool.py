@@ -12,9 +12,10 @@ convolution directly, only where the result uses it (per output depth plane and 
 taps that land there: 3.4 of 27 on average, all 16 channels at once, fp32 FMA, no TF32): a program owns one
 output depth block (4 planes) and 8 rows of 15 output blocks, sums the 64 convolution values of each block in
 registers and writes ``(mean - running_mean) * weight / sqrt(running_var + eps) + bias``. Only the 28 MB result
-is written. Expected: tens of x faster than eager (reference 30.6 ms on an H100). Measured through the harness on an H100 (2026-11-25, eager baseline): 23.67x, 95% CI [23.17, 24.06] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+is written.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 23.67x, 95% CI [23.17, 24.06] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

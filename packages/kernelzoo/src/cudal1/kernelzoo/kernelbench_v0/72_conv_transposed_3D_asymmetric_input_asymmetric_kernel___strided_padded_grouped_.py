@@ -2,14 +2,14 @@
 32, 16, 32, 64) fp32; ConvTranspose3d(32 -> 64, k=(3, 5, 7), stride 2, padding (1, 2, 3), output padding 1, groups
 4, no bias) -> (16, 64, 32, 64, 128)).
 
-cuDNN's fp32 grouped, strided transposed 3-D convolution takes 26.8 ms on an H100 for 28 GFMA (about 2 TFLOP/s).
+cuDNN's fp32 grouped, strided transposed 3-D convolution runs these 28 GFMA far below the GPU's FMA rate.
 Here each of the 8 output parity classes sums only the taps that land on it (13 of 105 on average), as an implicit
 GEMM per (class, sample, group) with 16 output channels per tile, fp32 FMA; the 1.07 GB output is written once.
-Expected: about 4-6x (compute ~3-5 ms at 10-15 TFLOP/s, write 0.36 ms).
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 5.83x, 95% CI [5.80, 5.92] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,10 +8,10 @@ a cuDNN implicit-GEMM launch plus a bias pass. Each program computes a (16 chann
 sample in fp32 registers (direct convolution, plain FMAs, no TF32) and applies conv bias, the batch norm's eval
 affine ``(v - running_mean) / sqrt(running_var + eps) * weight + bias`` (from the current parameters and
 statistics, inside the call) and the scale, then writes the output once. Eager: conv, bias pass, cuDNN batch
-norm, mul: 4 kernels, 0.18 ms through the harness (2026-11-24 H100 self-run), mostly launches. One launch;
-expect 3x or more.
+norm, mul: 4 kernels, mostly launches. One launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.35x, 95% CI [1.31, 1.48] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -1,14 +1,14 @@
 """KernelBench level 1, 73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped (x: (16, 32, 16,
 32, 32) fp32; ConvTranspose3d(32 -> 64, k=3, stride 2, padding 3, groups 4, no bias) -> (16, 64, 27, 59, 59)).
 
-cuDNN takes 5.0 ms on an H100 for 3.6 GFMA (1.4 TFLOP/s). Per output parity class only the taps of matching parity
+cuDNN runs these 3.6 GFMA far below the GPU's FMA rate. Per output parity class only the taps of matching parity
 (1 or 2 per dimension, 3.4 of 27 on average) are summed, as an implicit GEMM per (class, sample, group): 8 input
-channels per tap x 16 output channels, fp32 FMA; the 385 MB output is written once. Expected: 3-5x. Not yet
-measured on a GPU.
+channels per tap x 16 output channels, fp32 FMA; the 385 MB output is written once.
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 4.80x, 95% CI [4.59, 4.90] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

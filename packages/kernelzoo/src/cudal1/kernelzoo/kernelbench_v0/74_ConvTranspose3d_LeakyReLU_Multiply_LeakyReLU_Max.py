@@ -8,10 +8,10 @@ Eager runs cuDNN's transposed convolution (268 MB written), then leaky ReLU, mul
 FMAs per output value for all 32 channels at once as an outer product, fp32, no TF32; 3.6 GFMA in all): a
 program owns one pooled depth index (two output planes) and two pooled rows; each 2x2x2 pooling window is
 exactly the 8 (plane, parity) tiles at the same (jh, jw), so the activations are applied per tile and the pool
-is an elementwise max of 8 register tiles. Only the 34 MB pooled result is written. Expected: about 3-6x faster
-than eager (reference 3.5 ms on an H100). Measured through the harness on an H100 (2026-11-25, eager baseline): 2.68x, 95% CI [2.66, 2.70] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+is an elementwise max of 8 register tiles. Only the 34 MB pooled result is written.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.68x, 95% CI [2.66, 2.70] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

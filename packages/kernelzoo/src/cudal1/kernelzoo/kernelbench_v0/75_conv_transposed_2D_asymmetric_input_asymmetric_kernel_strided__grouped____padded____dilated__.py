@@ -3,15 +3,15 @@
 256) fp32; ConvTranspose2d(32 -> 64, k=(3, 5), stride (2, 3), padding (1, 2), dilation (2, 1), groups 4, no bias)
 -> (16, 64, 257, 766)).
 
-cuDNN takes 6.9 ms on an H100 for 4 GFMA (1.2 TFLOP/s). With stride 2 and dilation 2 along H, only odd output rows
+cuDNN runs these 4 GFMA far below the GPU's FMA rate. With stride 2 and dilation 2 along H, only odd output rows
 receive taps (all 3); the even rows are zero and are written without any reduction; along W each of the 3 residue
 classes gets 1-2 of the 5 taps. Per (class, sample, group) one implicit GEMM over (valid tap, 8 input channels) x
-16 output channels, fp32 FMA; the 807 MB output is written once (0.27 ms at 3 TB/s). Expected: 5-8x. Not yet
-measured on a GPU.
+16 output channels, fp32 FMA; the 807 MB output is written once.
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 5.26x, 95% CI [5.09, 5.53] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -3,10 +3,11 @@ ReLU -> (128, 512)).
 
 ``relu(x W^T + bias)`` is exactly what ``torch._addmm_activation(bias, x, W^T)`` computes: on CUDA one cuBLASLt
 GEMM with the bias and the ReLU in its epilogue (full fp32, the module's own weight and bias parameter). Eager
-runs the bias-free GEMM, an add and a ReLU: three launches and two 256 KB temporaries; the call is launch-bound
-(reference 0.22 ms in the 2026-11-24 H100 self-run), one launch here: expect about 1.5-2x.
+runs the bias-free GEMM, an add and a ReLU: three launches and two 256 KB temporaries; the call is launch-bound,
+one launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.28x, 95% CI [1.25, 1.34] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

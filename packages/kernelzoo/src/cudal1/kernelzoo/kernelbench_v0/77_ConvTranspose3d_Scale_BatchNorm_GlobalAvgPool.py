@@ -7,13 +7,14 @@ Exact algebra (holds for every input and every parameter value): the batch norm 
 commutes with the spatial average; and a transposed convolution with no padding sends every (input position,
 kernel tap) product to some output position (nothing is cropped), so the sum of its output over all positions
 is ``sum_ci (sum of x[n, ci]) * (sum of w[ci, co] over its taps) + bias[co] * (#output positions)``. The
-11.6 GFMA convolution (about 2.3 of the reference's 2.45 ms on an H100) and its 42 MB output become one 67 MB
-read of x (a per-(n, ci) sum), a (16 x 64) @ (64 x 32) product done as an fp32 broadcast-and-sum (no TF32),
-and a few (16, 32) elementwise ops. Expected: more than 10x faster than eager. Runs the same formulation on
+11.6 GFMA convolution (most of the reference's time) and its 42 MB output become one 67 MB
+read of x (a per-(n, ci) sum), a (16, 64) @ (64, 32) product done as an fp32 broadcast-and-sum (no TF32),
+and a few (16, 32) elementwise ops. Runs the same formulation on
 every device (the CPU tests check the algebra itself); layouts it does not cover (padding, groups) fall back to
-the task's formulation. Measured through the harness on an H100 (2026-11-25, eager baseline): 12.42x, 95% CI [12.03, 12.93] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+the task's formulation.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 12.42x, 95% CI [12.03, 12.93] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,12 +4,13 @@
 
 With stride 2 and dilation 2 every tap lands on odd output indices: in each dimension the odd outputs get all 3
 taps and the even ones none, so 7 of the 8 parity classes are exactly zero (written without any reduction) and the
-eighth is a dense 27-tap, 32 -> 64 channel convolution (14.5 GFMA). cuDNN takes 6.1 ms on an H100 (4.7 TFLOP/s);
-here one implicit GEMM per class, fp32 FMA, writes the 570 MB output once. Expected: 2.5-4x.
+eighth is a dense 27-tap, 32 -> 64 channel convolution (14.5 GFMA). cuDNN runs it far below the GPU's FMA rate;
+here one implicit GEMM per class, fp32 FMA, writes the 570 MB output once.
 
 The kernel is :func:`cudal1.kernelzoo.blocks.conv_transpose.conv_transpose` (the PyTorch function on CPU).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 3.92x, 95% CI [3.78, 4.05] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

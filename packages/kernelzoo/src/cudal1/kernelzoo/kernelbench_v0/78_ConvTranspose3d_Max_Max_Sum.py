@@ -8,10 +8,10 @@ first pool, then pools and sums the small remainder (four launches). Here ONE Tr
 transposed convolution directly, only where the result uses it (per output depth plane and (oh, ow) parity class
 only the taps that land there: 3.4 of 27 on average, all 16 channels at once, fp32 FMA, no TF32): a program
 owns one output block row (6 planes x 6 rows x 10 blocks), takes the elementwise max of its (plane, sub-row,
-sub-column, parity) register tiles, sums the channels and writes 10 values. Nothing else is written. Expected:
-several x faster than eager (reference 1.72 ms on an H100). Measured through the harness on an H100 (2026-11-25, eager baseline): 1.98x, 95% CI [1.95, 2.00] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+sub-column, parity) register tiles, sums the channels and writes 10 values. Nothing else is written.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.98x, 95% CI [1.95, 2.00] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

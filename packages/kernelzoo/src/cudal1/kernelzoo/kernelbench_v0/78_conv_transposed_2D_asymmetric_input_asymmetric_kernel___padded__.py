@@ -2,18 +2,16 @@
 fp32; ConvTranspose2d(32 -> 64, k=(3, 5), stride 1, padding (1, 2), no bias) -> (16, 64, 128, 256)).
 
 A stride-1 transposed convolution is the forward convolution of the same input with the weight flipped and its
-channel axes swapped, padded (3 - 1 - 1, 5 - 1 - 2) = (1, 2): :func:`cudal1.kernelzoo.blocks.convt_as_conv.conv_transpose`
-runs it as ``conv2d`` (cuDNN's forward kernels instead of its backward-data ones; the flipped weight is formed at
-every call). 16.1 GFMA, compute-bound.
+channel axes swapped, padded (3 - 1 - 1, 5 - 1 - 2) = (1, 2):
+:func:`cudal1.kernelzoo.blocks.convt_as_conv.conv_transpose` runs it as ``conv2d`` (cuDNN's forward kernels
+instead of its backward-data ones; the flipped weight is formed at every call). 16.1 GFMA, compute-bound.
 
-Probe (H100, 2026-11-28, one call timed as the harness times it, ``benchmarks/scripts/probe_convt_forward.py``): 0.85
-ms against eager's 1.38; the earlier versions, a Triton implicit GEMM (1.04x through the harness, 2026-11-26) and
-a direct CUDA C convolution (``blocks.conv_slide_cuda``, commit 4c27d9c, removed: 1.00x through the harness,
-2026-11-28), ran at eager's speed.
+``benchmarks/scripts/probe_convt_forward.py`` times one call as the harness does, against eager; the earlier
+versions, a Triton implicit GEMM and a direct CUDA C convolution (``blocks.conv_slide_cuda``, commit 4c27d9c,
+removed), ran at eager's speed through the harness. Verified through the harness and moved from ``pending/``.
 
-Measured on an H100 (2026-11-28, sandboxed harness, eager baseline, two runs in call 5 of benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100.md):
-1.33x, 95% CI [1.08, 1.51] (timing_unstable), then 1.43x [1.40, 1.49], verified both times; moved from ``pending/``.
-Over torch.compile (call 6): 1.74x.
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

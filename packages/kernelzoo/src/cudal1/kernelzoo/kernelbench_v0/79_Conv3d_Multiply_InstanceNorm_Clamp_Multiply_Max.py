@@ -13,11 +13,11 @@ most writing) the 103 MB tensor. Here:
 2. a tiny kernel merges the partials of each (sample, channel) (Chan's formula) into mean and 1/sqrt(var + eps);
 3. one kernel reads v once, normalises, clamps, multiplies and takes the channel max in registers, writing
    only the 6 MB result.
-Traffic drops from about 1.1 GB to about 0.24 GB and seven launches become three. Expected: about 2-2.5x faster
-than eager (reference 1.04 ms on an H100; the same direct convolution in 90_Conv3d_LeakyReLU_Sum_Clamp_GELU
-took 0.36 ms). Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+Traffic drops from about 1.1 GB to about 0.24 GB and seven launches become three. The same direct convolution
+serves 90_Conv3d_LeakyReLU_Sum_Clamp_GELU.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.27x, 95% CI [2.21, 2.33] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -6,7 +6,9 @@ row: the row max ``m``, then ``gelu(m - m)`` (the mean over the size-1 dim is ``
 finite max and NaN otherwise, as in the reference), one write of the (128, 1) result. Both are replayed through a
 CUDA graph (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy of host time,
 against eager's addmm, max, mean, sub and gelu launches. Other ``max_dim`` values run the PyTorch form.
-Eager reference: 0.141 ms (H100). Expected: about 0.035-0.045 ms, about 3.5x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.75x, 95% CI [1.72, 1.82] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,9 +4,10 @@ cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU
 :func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`, a direct convolution in CUDA C (fp32 FMA; each lane 16 output
 channels x 4 columns of a row, evict-first stores of whole row runs; one wave of blocks looping over rows; the
 module's docstring has the design and the probes); PyTorch's function on CPU or for another padding mode.
-Measured on an H100 (2026-11-28, sandboxed harness, eager baseline): 1.30x, 95% CI [1.29, 1.32] (0.257 ms against
-0.333), after 1.29x [1.27, 1.43] in the run before (conv_rows_cuda: 1.10x on 2026-11-27)
-(benchmarks/results/2026-11-28-kernelbench-v0-fifteenth-pass-h100.md).
+An earlier row kernel (conv_rows_cuda) gained less over eager.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -3,16 +3,17 @@
 
 With stride 5 and dilation 2 the 3 taps of a dimension land on 3 distinct residues mod 5 (each output position
 takes at most one tap per dimension): 9 of the 25 (oh, ow) residue classes are a 1x1 convolution (32 -> 64
-channels) of the input, the other 16 are exactly zero. cuDNN takes 1.5 ms on an H100. Here one CUDA C
+channels) of the input, the other 16 are exactly zero. cuDNN is slow here. Here one CUDA C
 kernel writes whole output rows: a lane owns 5 consecutive positions (one per residue, their taps compiled in),
 a warp 8 output channels, every warp of a row reads the same broadcast weights, and the stores go through shared
-memory so that each is 32 consecutive floats; the 831 MB output, mostly zeros, is written once (0.28 ms at
-3 TB/s). :func:`cudal1.kernelzoo.blocks.convt_disjoint_cuda.conv_transpose2d` (PyTorch's function on CPU).
-A block computes 8 rows of one residue class mod 5 (one tap kh, its weights staged once). Measured on an H100
-(2026-11-27, sandboxed harness, eager baseline): 2.12x, 95% CI [2.05, 2.14] (0.704 ms against 1.494;
-benchmarks/results/2026-11-27-kernelbench-v0-compile-h100.md); one row a block, staging the weights per row,
-measured 1.38x; the Triton implicit GEMM of ``blocks.conv_transpose`` (one residue class per program, stride-5
-stores) 0.86x (2026-11-25). At 0.70 ms the output is written at ~1.2 TB/s, well below the GPU's rate.
+memory so that each is 32 consecutive floats; the 831 MB output, mostly zeros, is written once.
+:func:`cudal1.kernelzoo.blocks.convt_disjoint_cuda.conv_transpose2d` (PyTorch's function on CPU).
+A block computes 8 rows of one residue class mod 5 (one tap kh, its weights staged once). One row a block,
+staging the weights per row, gained less; the Triton implicit GEMM of ``blocks.conv_transpose`` (one residue class
+per program, stride-5 stores) was slower than eager. The output is still written well below the GPU's write rate.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

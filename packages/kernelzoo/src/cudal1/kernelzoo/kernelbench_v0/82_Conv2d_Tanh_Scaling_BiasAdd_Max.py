@@ -7,9 +7,10 @@ cuDNN implicit-GEMM launch plus a bias pass. Each program computes, for 128 pool
 16 channels, the conv at the offsets of each pool window in fp32 registers (direct convolution, plain FMAs, no
 TF32), adds the conv bias, applies the pre-pool tail and folds the window, then the post-pool tail, and writes only
 the pooled result (1.8 MB); the 7.4 MB conv output is never written. Eager: conv, bias pass, tanh, mul, add, pool:
-6 kernels, 0.20 ms through the harness (2026-11-24 H100 self-run), mostly launches. One launch; expect 4x or more.
+6 kernels, mostly launches. One launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.49x, 95% CI [1.45, 1.54] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

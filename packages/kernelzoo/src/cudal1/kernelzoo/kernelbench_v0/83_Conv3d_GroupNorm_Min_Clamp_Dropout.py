@@ -13,11 +13,11 @@ Here:
 3. one kernel normalises, applies the affine, the minimum and the clamp in place: one read, one write.
 The formula is computed as written (min then clamp; with these constants every finite value becomes 0, a
 property of the task, not assumed here). In training mode the module's dropout is applied afterwards as in the
-task. Traffic drops from about 0.75 GB to about 0.33 GB and five launches become three. Expected: about 2x
-faster than eager (reference 0.91 ms on an H100; the same direct convolution in
-90_Conv3d_LeakyReLU_Sum_Clamp_GELU took 0.36 ms with its writes). Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+task. Traffic drops from about 0.75 GB to about 0.33 GB and five launches become three. The direct convolution is
+the one of 90_Conv3d_LeakyReLU_Sum_Clamp_GELU.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.78x, 95% CI [1.68, 1.84] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

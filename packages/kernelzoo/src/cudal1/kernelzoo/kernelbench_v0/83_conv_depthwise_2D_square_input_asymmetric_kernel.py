@@ -3,14 +3,15 @@
 
 One Triton launch, :func:`cudal1.kernelzoo.blocks.small_conv.depthwise_conv2d`: one program per output tile of one
 (image, channel) plane, the taps unrolled as shifted masked loads (overlaps served from L1/L2), fp32 multiply-adds,
-launched through ``fast_launch.FastLaunch`` (a few us of host time; the 2026-11-26 version of this kernel,
-launched by ``kernel[grid]``, lost at 0.53-0.66x on launch time). A module whose filters are not one per channel
+launched through ``fast_launch.FastLaunch`` (little host time; an earlier version of this kernel, launched by
+``kernel[grid]``, was slower than eager on launch time). A module whose filters are not one per channel
 (a channel multiplier) or whose padding is not zeros runs PyTorch's convolution.
 
-Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.32x, 95% CI [1.27, 1.34] (0.046 ms against
-0.060); an earlier tile (8 x 256, the same kernel) 1.27x [1.02, 1.35]
-(benchmarks/results/2026-11-27-kernelbench-v0-thirteenth-pass-h100.md). At these sizes a call is mostly host time;
-the reference's own time moved from run to run (0.060-0.072 ms, paired and alone).
+An earlier tile (8x256, the same kernel) was also faster than eager, by less. At these sizes a call is mostly host
+time; the reference's own time moved from run to run (paired and alone).
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -8,13 +8,10 @@ mean, running variance, weight and bias and the scale inside the call: ``(v - me
 + beta``, the scale, and a max-shifted softmax over the row. In training mode (batch statistics, running-stat
 updates) the module runs the plain formula. (A single-kernel GEMM would leave 8 programs of 16 full rows on the
 132 SMs; cuBLAS plus one row pass is the better split.) Eager runs the GEMM, the batch norm, the multiply and
-the softmax: four ops, launch-bound (reference 0.34 ms in the 2026-11-24 H100 self-run, timing_unstable); two
-launches here: expect about 1.3-1.7x.
+the softmax: four ops, launch-bound; two launches here.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.30x [1.29, 1.36]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.30x, 95% CI [1.29, 1.36] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

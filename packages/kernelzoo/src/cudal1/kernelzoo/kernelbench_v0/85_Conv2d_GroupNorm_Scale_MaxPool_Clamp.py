@@ -9,10 +9,10 @@ output in fp32 registers (direct convolution, plain FMAs, no TF32) with the conv
 two-pass variance, then computes the conv again at the four offsets of each 2x2 pool window (27 FMAs an
 output, cheaper than storing and re-reading it), normalises, applies the group norm's affine and the scale,
 takes the window max and clamps; only the pooled (128, 16, 15, 15) result (1.8 MB) is written. Eager runs the
-conv, a bias pass, the group norm, mul, pool and clamp: 8 kernels, 0.35 ms through the harness (2026-11-24 H100
-self-run), mostly launches. One launch; expect 5x or more (host time of one Triton launch, ~20-30 us).
+conv, a bias pass, the group norm, mul, pool and clamp: 8 kernels, mostly launches. One launch here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.85x, 95% CI [1.80, 1.92] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,13 +7,10 @@ cuDNN implicit-GEMM launch plus a bias pass, then two subtractions and mish, eac
 7.4 MB conv output. Each program computes a (16 channels, 256 positions) tile of one sample in fp32 registers
 (direct convolution from ``cudal1.kernelzoo.blocks.direct_conv``, plain FMAs, no TF32), adds the conv bias,
 subtracts the two values in the reference's order, applies mish (``x (u^2 + 2u) / (u^2 + 2u + 2)``, u = e^x: exact
-to a few ulp) and writes the output once. Eager: 5 kernels, 0.12 ms through the harness (2026-11-24 H100
-self-run), launch-bound. One launch; expected about 1.4x (measured single-launch conv files: 1.27-1.85x).
+to a few ulp) and writes the output once. Eager: 5 kernels, launch-bound. One launch here.
 
-Measured through the harness on an H100 (2026-11-25, eager baseline): 1.16x [1.10, 1.22]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.16x, 95% CI [1.10, 1.22] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

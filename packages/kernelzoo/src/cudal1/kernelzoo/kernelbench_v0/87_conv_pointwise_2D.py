@@ -4,10 +4,11 @@ cuDNN's fp32 convolution (TF32 off) with 3 input channels runs far below the GPU
 :func:`cudal1.kernelzoo.blocks.conv_vec_cuda.conv`, a direct convolution in CUDA C (fp32 FMA; each lane 16 output
 channels x 4 columns of a row, evict-first stores of whole row runs; a block a row; the module's docstring has the
 design and the probes); PyTorch's function on CPU or for another padding mode.
-Measured on an H100 (2026-11-28, sandboxed harness, eager baseline): 1.20x, 95% CI [1.16, 1.24] (0.173 ms against
-0.200), after 1.20x [1.20, 1.23] in the run before: no gain over conv_rows_cuda's 1.22x [1.18, 1.25] of 2026-11-27
-measured through the harness (the probe timed this kernel 19% faster than conv_rows under the harness's per-call
-timing) (benchmarks/results/2026-11-28-kernelbench-v0-fifteenth-pass-h100.md).
+Through the harness it gains no more over eager than the earlier conv_rows_cuda kernel did, although the probe,
+under the harness's per-call timing, timed it faster than conv_rows.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -6,10 +6,10 @@ The GEMM stays in cuBLAS (F.linear with the module's weight and bias, full fp32)
 program per row, does the whole tail in registers on a (16 groups x 64 features) tile: per-group mean and
 centred variance (two passes over the registers, as GroupNorm's biased variance), normalise, affine, swish,
 the multiply weight, swish, written in place over the GEMM's output. Eager runs the GEMM, the group norm,
-and five elementwise kernels (sigmoid, multiply, multiply, sigmoid, multiply): launch-bound, reference 0.27 ms
-in the 2026-11-24 H100 self-run. Two launches here: expect about 1.6-2x. Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+and five elementwise kernels (sigmoid, multiply, multiply, sigmoid, multiply): launch-bound. Two launches here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.46x, 95% CI [1.44, 1.52] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

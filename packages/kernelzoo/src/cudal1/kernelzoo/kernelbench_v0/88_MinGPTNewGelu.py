@@ -1,14 +1,12 @@
 """KernelBench level 1, 88_MinGPTNewGelu (x: (2000, 2000) fp32; minGPT's tanh GELU
 ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``): one elementwise Triton kernel (one read, one
 write: 32 MB). Eager runs the expression as eight kernels (pow, mul, add, mul, tanh, add, mul, mul), each reading
-one or two 16 MB tensors and writing a 16 MB temporary: about 10x the traffic plus eight launches, so the fused
-kernel should be 4-6x faster. tanh is computed overflow-free as ``sign(u) * (1 - e) / (1 + e)`` with
-``e = exp(-2|u|)`` (its absolute error, about 1e-7, is what matters once it is added to 1). Measured through the harness on an H100 (2026-11-25, eager baseline): 1.94x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+one or two 16 MB tensors and writing a 16 MB temporary: about 0.29 GB of traffic against 32 MB, plus eight
+launches. tanh is computed overflow-free as ``sign(u) * (1 - e) / (1 + e)`` with ``e = exp(-2|u|)`` (its absolute
+error, about 1e-7, is what matters once it is added to 1).
 
-Measured again for the release on another machine start (H100, 2026-11-25, eager baseline): 2.22x [2.05, 2.29]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 2.22x, 95% CI [2.05, 2.29] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import math

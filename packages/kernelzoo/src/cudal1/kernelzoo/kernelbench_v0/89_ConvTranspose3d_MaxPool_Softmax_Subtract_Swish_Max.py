@@ -10,9 +10,9 @@ that land there: 3.4 of 27 on average, all 16 output channels at once, fp32 FMA,
 pooled depth index (two output planes) and a block of pooled rows; each 2x2x2 pooling window is exactly the 8
 (plane, parity) tiles at the same (jh, jw), so the pool is an elementwise max of 8 register tiles, and the
 channel softmax, subtraction, swish and channel max follow in registers. Only the 8 MB result is written.
-Expected: many x faster than eager (reference 12.1 ms on an H100). Measured through the harness on an H100 (2026-11-25, eager baseline): 16.46x, 95% CI [16.20, 16.61] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 16.46x, 95% CI [16.20, 16.61] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,10 +7,9 @@ kernel does the tail: a program per (sample, channel) plane reads it once, adds 
 each 2x2x2 pool window's max in registers, averages the windows and adds the bias; a (128, 16) sum over channels
 finishes. Eager adds the conv bias, then runs divide (read + write 103 MB), max pool (read 103 MB),
 average pool, add and sum: five more launches and about 0.3 GB of traffic against our one 103 MB read and two launches.
-Reference 0.79 ms (2026-11-24 H100 self-run), of which roughly half is the tail; expect about 1.5x.
-Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.28x, 95% CI [1.28, 1.30] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -6,20 +6,20 @@ Task: x (10, 3, 224, 224) fp32 -> (10, 64, 224, 224); conv3x3 3 -> 64 + BatchNor
 BatchNorm, plus the downsample 1x1 conv 3 -> 64 + BatchNorm, add, ReLU. Eval mode: every batch norm is the affine
 map of its running statistics.
 
-The first version (1.30x over eager, 1.92 ms on an H100, so ~1.48 ms) ran the three convolutions in cuDNN fp32
+The first version ran the three convolutions in cuDNN fp32
 and two Triton passes: relu(bn1(a)) and relu(bn2(b) + bn_d(downsample conv)). The downsample conv has only 3 input
-channels: 3 multiply-adds an output value, against writing and re-reading its 128 MB output (~0.1 ms of memory
-time plus a launch). Here the final Triton pass computes it in place: for each output plane (n, co) it reads the
+channels: 3 multiply-adds an output value, against writing and re-reading its 128 MB output (plus a launch).
+Here the final Triton pass computes it in place: for each output plane (n, co) it reads the
 conv2 output once and the 3 input planes of image n (6 MB per call for the whole input, L2-resident after the
 first reads), and writes relu(bn2(b) + s_d * (sum_ci w_d[co, ci] * x[n, ci, stride * (i, j)]) + t_d), s_d and t_d
 from bn_d's running statistics in the kernel (the batch norm folded onto the 1x1 product; nothing cached).
 conv1 + relu(bn1) is the first version's (cuDNN + one ``bn_act`` pass); conv2 stays cuDNN fp32.
-Why no CUDA graph: four launches against ~1.3 ms of GPU work (the host is never the bottleneck), and
-``CUDAGraphForward`` would add a 128 MB output clone (~0.09 ms). Folding bn1/bn2 into conv1/conv2 weights gains
+Why no CUDA graph: four launches against far more GPU work (the host is never the bottleneck), and
+``CUDAGraphForward`` would add a 128 MB output clone. Folding bn1/bn2 into conv1/conv2 weights gains
 nothing: cuDNN adds a conv bias as a separate pass, the same traffic as the fused passes.
-Expected: ~1.35-1.4 ms, ~1.4x over eager (1.92 ms), against 1.30x for the first version.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.40x, 95% CI [1.38, 1.46] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

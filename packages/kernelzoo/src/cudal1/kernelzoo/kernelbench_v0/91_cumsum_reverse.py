@@ -5,16 +5,15 @@ One Triton launch, one program per row: the row is read back to front in chunks 
 a chunk's lane j holds ``x[n - 1 - j]``, the flipped row), scanned with an inclusive ``tl.cumsum`` (a tree
 scan in fp32) plus the carried fp32 total of the chunks after it, and each value stored back at its own
 column: the same sums in the same direction as eager, without the two flipped copies. Launched through
-``fast_launch.FastLaunch`` (the compiled kernel's launcher: a few us of host time instead of
-``kernel[grid]``'s 15-25 us). Only the last dim of a 2-D input takes the kernel; other layouts run the PyTorch
-expression.
+``fast_launch.FastLaunch`` (the compiled kernel's launcher: far less host time than ``kernel[grid]``). Only the
+last dim of a 2-D input takes the kernel; other layouts run the PyTorch expression.
 
-Eager runs flip, cumsum and flip: three launches and two 2 MB copies, 0.0844 ms on an H100. A CUDA-graph
-version measured 1.07x (CI [0.98, 1.14]). Expected: one allocation and one launch cost about what a single
-eager op costs in this harness (0.025-0.035 ms: the floor is the two synchronisations and the launch latency),
-2.4-3.3x (not measured).
+Eager runs flip, cumsum and flip: three launches and two 2 MB copies. A CUDA-graph version was at parity with
+eager. One allocation and one launch cost about what a single eager op costs in this harness (the floor is the
+two synchronisations and the launch latency).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.62x, 95% CI [1.57, 1.68] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

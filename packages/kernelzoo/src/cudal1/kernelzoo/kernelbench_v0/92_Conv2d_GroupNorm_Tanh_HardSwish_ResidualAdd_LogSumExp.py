@@ -10,8 +10,10 @@ as GroupNorm), normalisation and affine, tanh, hardswish, the residual add and t
 the sum of exp(v - max)), and writes only the (128, 1, 30, 30) result. Replayed through a CUDA graph
 (``CUDAGraphForward``): per call one input copy, one graph launch and one output copy of host time, against
 eager's conv (+ bias), group norm, tanh, hardswish, add and logsumexp (several kernels) launches. Other
-configurations run the PyTorch form. Eager reference: 0.404 ms (H100). Expected: about 0.04 ms, about 8-10x.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 4.09x, 95% CI [3.63, 4.25] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+configurations run the PyTorch form.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

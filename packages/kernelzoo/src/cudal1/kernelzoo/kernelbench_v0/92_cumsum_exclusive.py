@@ -9,11 +9,13 @@ runs inside a CUDA graph (``blocks.cudagraph.CUDAGraphForward``): each call is o
 and one output clone. Only the task's layout (dim the last one) takes the kernel; other dims keep torch's
 formulation (inside the graph as well).
 
-Eager runs zeros_like, cat and cumsum: three launches, 0.091 ms on an H100. The earlier bare-launch version of
-this kernel measured 1.15x once (0.086 ms event time, then rejected ``reference_drift``): in the harness's worker
-a Triton launch from Python costs about 0.06 ms of host time, about four eager launches; the graph costs about
-three (copy, replay, clone) plus a 2 MB copy on the GPU. Expected about 0.05-0.06 ms, 1.5-1.8x.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.15x, 95% CI [1.13, 1.18] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Eager runs zeros_like, cat and cumsum: three launches. The earlier bare-launch version of this kernel beat eager
+once, then was rejected ``reference_drift``: in the harness's worker a Triton launch from Python costs about as
+much host time as four eager launches; the graph costs about three (copy, replay, clone) plus a 2 MB copy on the
+GPU.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -2,25 +2,25 @@
 ConvTranspose2d(32 -> 16, k=4, stride 2) -> (128, 16, 66, 66), 36 MB; ``+ 0.5``; ``min(., 0)``; exact GELU;
 ``* 2.0``).
 
-ONE Triton kernel does the whole model, as in the first version (kernelbench_v0/93_...: one kernel, 1.45x: 0.645
-vs 0.451 ms), but the convolution is now a single dense fp32 GEMM in ``tl.dot`` instead of a per-channel outer
-product in registers (about 5 TFLOP/s). The sub-pixel form of a transposed convolution whose kernel is a multiple
+ONE Triton kernel does the whole model, as in the first version (kernelbench_v0/93_...: one kernel), but the
+convolution is now a single dense fp32 GEMM in ``tl.dot`` instead of a per-channel outer product in registers
+(which ran at a low FMA rate). The sub-pixel form of a transposed convolution whose kernel is a multiple
 of its stride (K = S T): write ``oh + padding = S j + r`` with 0 <= r < S; the output rows of one j, for every r,
 receive exactly the input rows ``ih = j - d``, d = 0..T-1, through tap ``kh = r + S d`` (the same in W). So for
 a "super position" (n, jh, jw) the S x S outputs of all channels are ONE matrix product:
 ``A[(n, jh, jw), (dh, dw, ci)] = x[n, ci, jh - dh, jw - dw]`` (zero outside) times
 ``B[(dh, dw, ci), (rh, rw, co)] = w[ci, co, rh + S dh, rw + S dw]`` (a permutation of the weight, rebuilt from
-the current parameter in each forward): here (139392 super positions x 128) times (128 x 64), every product a needed
+the current parameter in each forward): here (139392 super positions by 128) times (128x64), every product a needed
 one (no inserted zeros, no parity masking), and each input value loaded once for all 64 outputs it feeds. A
 program owns 128 super positions and the 64 columns; conv bias, add, min, GELU and scale run on the accumulator
 tile before the only write of the output. ``tl.dot(input_precision="ieee")``: fp32 FMA, no TF32.
-Expected: 2.3 GFLOP at 12-20 TFLOP/s plus the 36 MB write, about 0.15-0.2 ms against the 0.645 ms eager
-reference (2026-11-25 H100): about 3-4x (the first version: 1.45x).
+The work is 2.3 GFLOP plus the 36 MB write.
 
 Other configurations (CPU, other dtypes, groups or dilation, a kernel that is not a multiple of the stride,
 S * S * Cout above 128) run the same math in PyTorch.
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 3.42x, 95% CI [3.01, 3.62] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

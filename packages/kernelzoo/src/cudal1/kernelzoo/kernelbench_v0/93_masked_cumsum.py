@@ -5,16 +5,15 @@ One Triton launch, one program per row: the row of x and of the mask (read as by
 mask) in chunks of up to 4096 (here one chunk), ``v = x * mask`` (a multiply, as eager, so a NaN or inf of x
 under a False mask still gives NaN), an inclusive ``tl.cumsum`` (a tree scan in fp32) plus the carried fp32
 total of the earlier chunks, stored straight to the output: no ``x * mask`` temporary. Launched through
-``fast_launch.FastLaunch`` (the compiled kernel's launcher: a few us of host time instead of
-``kernel[grid]``'s 15-25 us). Only the last dim of a 2-D input takes the kernel; other layouts run the PyTorch
-expression.
+``fast_launch.FastLaunch`` (the compiled kernel's launcher: far less host time than ``kernel[grid]``). Only the
+last dim of a 2-D input takes the kernel; other layouts run the PyTorch expression.
 
-Eager runs mul (a 2 MB temporary) and cumsum: two launches, 0.0442 ms on an H100, mostly host time. An earlier
-version lost (0.67x). Expected: one allocation and one launch cost about what a single eager op costs in this
-harness (0.025-0.035 ms: the floor is the two synchronisations and the launch latency), 1.3-1.7x (not
-measured).
+Eager runs mul (a 2 MB temporary) and cumsum: two launches, mostly host time. An earlier version was slower than
+eager. One allocation and one launch cost about what a single eager op costs in this harness (the floor is the
+two synchronisations and the launch latency).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.25x, 95% CI [1.21, 1.31] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -6,14 +6,13 @@ of its contiguous span in fp32 and stores the partial; after a thread barrier it
 them in a fixed order (a tree over the partials: the result does not depend on which program was last), writes
 ``sum / n`` and resets the counter to zero. Partials and counter are per (device, stream)
 (``fast_launch.ReductionScratch``). The launch goes through ``fast_launch.FastLaunch`` (the compiled kernel's
-launcher, a few us of host time instead of ``kernel[grid]``'s 15-25 us). Each call: one output
-``torch.empty``, one launch.
+launcher, far less host time than ``kernel[grid]``). Each call: one output ``torch.empty``, one launch.
 
-Eager runs sub, pow and mean: three launches, 0.0458 ms on an H100, nearly all host time. Expected: one
-allocation and one launch cost about what a single eager op costs in this harness (0.025-0.035 ms: the floor
-is the two synchronisations and the launch latency), 1.3-1.8x (not measured).
+Eager runs sub, pow and mean: three launches, nearly all host time. One allocation and one launch cost about
+what a single eager op costs in this harness (the floor is the two synchronisations and the launch latency).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.51x, 95% CI [1.46, 1.57] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -5,10 +5,10 @@ The GEMM stays in cuBLAS (F.linear with the module's weight and bias, full fp32)
 program per row, applies the whole tail in place on the GEMM's output (one read, one write of 256 KB): the
 ``add_value`` parameter, swish, tanh (overflow-free ``sign(u) (1 - e) / (1 + e)``, ``e = exp(-2|u|)``), erf
 GELU and the clamp. Eager runs the GEMM and six elementwise kernels (add, sigmoid, multiply, tanh, GELU,
-hardtanh), launch-bound (reference 0.23 ms in the 2026-11-24 H100 self-run); two launches here: expect about
-1.7-2x. Measured on an H100: benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md.
+hardtanh), launch-bound; two launches here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.36x, 95% CI [1.32, 1.40] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

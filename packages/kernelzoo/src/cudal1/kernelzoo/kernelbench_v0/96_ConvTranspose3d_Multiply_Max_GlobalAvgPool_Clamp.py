@@ -9,9 +9,10 @@ all 16 output channels at once, fp32 FMA, no TF32): a program owns one pooled de
 and a block of pooled rows; each 2x2x2 pooling window is exactly the 8 (plane, parity) tiles at the same
 (jh, jw), so the window max is an elementwise max of 8 register tiles; the program writes only its per-channel
 sum of window maxima. A second tiny kernel adds the partial sums, divides and clamps. Nothing of the 1 GB
-intermediate is ever written. Expected: many x faster than eager (reference 13.9 ms on an H100). Measured through the harness on an H100 (2026-11-25, eager baseline): 19.07x, 95% CI [18.81, 19.37] (benchmarks/results/2026-11-25-kernelbench-v0-level2-h100.md).
+intermediate is ever written.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 19.07x, 95% CI [18.81, 19.37] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,14 +7,15 @@ a NaN takes the second branch and stays NaN), summed in fp32. One Triton launch:
 barrier it bumps an arrival counter (``atomic_add``, acq_rel, GPU scope); the program that arrives last loads
 the P partials (bypassing L1), sums them in a fixed order, writes ``sum / n`` and resets the counter to zero.
 Partials and counter are per (device, stream) (``fast_launch.ReductionScratch``); the launch goes through
-``fast_launch.FastLaunch`` (the compiled kernel's launcher, a few us of host time instead of
-``kernel[grid]``'s 15-25 us). Each call: one output ``torch.empty``, one launch.
+``fast_launch.FastLaunch`` (the compiled kernel's launcher, far less host time than ``kernel[grid]``). Each
+call: one output ``torch.empty``, one launch.
 
-Eager's smooth_l1_loss runs its elementwise kernel and the mean: 0.0414 ms on an H100, nearly all host time.
-Expected: one allocation and one launch cost about what a single eager op costs in this harness (0.025-0.035
-ms: the floor is the two synchronisations and the launch latency), 1.2-1.6x (not measured).
+Eager's smooth_l1_loss runs its elementwise kernel and the mean, nearly all host time. One allocation and one
+launch cost about what a single eager op costs in this harness (the floor is the two synchronisations and the
+launch latency).
 
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.30x, 95% CI [1.30, 1.36] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

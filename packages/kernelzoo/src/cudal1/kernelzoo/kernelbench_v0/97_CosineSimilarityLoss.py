@@ -8,11 +8,13 @@ cosine_similarity does); the second sums the 128 row values in one program and s
 copy of both inputs (one ``_foreach_copy_``), one graph replay and one scalar clone.
 
 Eager's cosine_similarity runs two vector norms, two clamps, two broadcast divides (each a (128, 4096)
-temporary), a product and a sum, then rsub and mean: about ten launches, 0.246 ms on an H100. The earlier
-bare-launch version (row kernel + a torch sum) was rejected ``timing_disagrees`` (launch-bound): in the harness's
-worker a Triton launch from Python costs about 0.06 ms of host time. The graph costs about three eager launches
-(copy, replay, clone) plus a 4 MB input copy on the GPU. Expected about 0.06 ms, 3.5-4.5x.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 2.63x, 95% CI [2.56, 2.68] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+temporary), a product and a sum, then rsub and mean: about ten launches. The earlier bare-launch version (row
+kernel + a torch sum) was rejected ``timing_disagrees`` (launch-bound): in the harness's worker a Triton launch
+from Python costs several eager launches' worth of host time. The graph costs about three eager launches (copy,
+replay, clone) plus a 4 MB input copy on the GPU.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -7,10 +7,10 @@ program per row, applies the whole tail in place on the GEMM's output, reading t
 mean, running variance, weight and bias inside the call: ``(v - mean) / sqrt(var + eps) * gamma + beta``,
 the scalar bias, the division and swish. In training mode (batch statistics, running-stat updates) the module
 runs the plain formula. Eager runs the GEMM, the batch norm, add, divide, sigmoid and multiply: six launches,
-launch-bound (reference 0.39 ms in the 2026-11-24 H100 self-run); two launches here: expect about 1.5-2x. Not
-yet measured on a GPU.
+launch-bound; two launches here.
 
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.58x, 95% CI [1.54, 1.62] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

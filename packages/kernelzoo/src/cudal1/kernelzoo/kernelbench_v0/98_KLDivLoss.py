@@ -4,12 +4,10 @@
 xlogy term; a log of 0 gives -inf, and 0 * -inf NaN, as eager) and writes it divided by the batch size; one sum
 over the 128 row values gives the loss. Eager runs log (a (128, 4096) temporary), then kl_div's xlogy, mul, sub
 (three more temporaries), sum and the batchmean divide: six launches on 4 MB of input, launch-bound; two launches
-here should give about 2-2.5x. Measured through the harness on an H100 (2026-11-25, eager baseline): 1.12x (benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+here.
 
-Measured again for the release on another machine start (H100, 2026-11-25, eager baseline): 1.14x [1.10, 1.21]
-(benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
-
-Measured on an H100 (2026-11-25, sandboxed harness, eager baseline): 1.14x, 95% CI [1.10, 1.21] (benchmarks/results/2026-11-25-kernelbench-v0-release-h100.md).
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

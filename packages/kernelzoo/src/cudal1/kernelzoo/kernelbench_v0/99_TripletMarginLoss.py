@@ -10,10 +10,13 @@ three inputs (one ``_foreach_copy_``), one graph replay and one scalar clone. Ot
 keep the module (inside the graph as well).
 
 Eager runs two pairwise_distance (sub, add eps, norm each), then add, sub, clamp and mean: about ten launches
-with four (128, 4096) temporaries, 0.263 ms on an H100. The earlier version (the zoo's per-row op + a torch mean,
-two bare launches) was rejected ``timing_disagrees`` (launch-bound): in the harness's worker a Triton launch from
-Python costs about 0.06 ms of host time. The graph costs about three eager launches (copy, replay, clone) plus a
-6 MB input copy on the GPU (about 4 us). Expected about 0.06-0.07 ms, 3.5-4.5x. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.97x, 95% CI [1.88, 2.01] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+with four (128, 4096) temporaries. The earlier version (the zoo's per-row op + a torch mean, two bare launches)
+was rejected ``timing_disagrees`` (launch-bound): in the harness's worker a Triton launch from Python costs
+several eager launches' worth of host time. The graph costs about three eager launches (copy, replay, clone) plus
+a 6 MB input copy on the GPU.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

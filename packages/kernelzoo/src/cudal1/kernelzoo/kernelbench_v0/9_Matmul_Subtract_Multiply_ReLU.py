@@ -1,12 +1,15 @@
 """KernelBench level 2, 9_Matmul_Subtract_Multiply_ReLU (x: (128, 10) fp32; Linear(10 -> 5); ``- 2.0``; ``* 1.5``;
 ReLU -> (128, 5)).
 
-A 128 x 10 x 5 product is 6400 multiply-adds: one Triton kernel computes it with plain fp32 FMAs (a runtime loop
+A 128x10x5 product is 6400 multiply-adds: one Triton kernel computes it with plain fp32 FMAs (a runtime loop
 over K, a (BLOCK_M, next_pow2(N)) register tile per program, no TF32), adds the bias, subtracts, scales and
 applies ReLU before its only write; the kernel is replayed through a CUDA graph (``CUDAGraphForward``): per call one
 input copy, one graph launch and one output copy of host time, against eager's addmm, sub, mul and relu launches.
-Eager reference: 0.104 ms (H100). Expected: about 0.03-0.035 ms (three launches of host time, ~2 us of GPU work),
-about 3x. Larger sizes (N > 128 or K > 1024) run cuBLAS and the tail in PyTorch. Measured on an H100 (2026-11-26, sandboxed harness, eager baseline): 1.69x, 95% CI [1.68, 1.73] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+What remains is the host time of three launches; the GPU work is negligible. Larger sizes (N > 128 or K > 1024)
+run cuBLAS and the tail in PyTorch.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -17,10 +17,10 @@ the linear), each paying host launch overhead (cuDNN's more), on a few MB of act
 - the classifier is ``torch.addmm`` in fp32, the average pool a plane mean.
 The fold moves one multiplication into the weights: within fp32 rounding of the reference, not bit-identical.
 On CPU the same math in plain PyTorch ops.
-Eager reference 2.95 ms on an H100; expected ~0.3-0.5 ms (~6-9x): ~50 small kernels replayed back to back (the
-3.6 GFLOP of fp32 convolution are ~0.2 ms of it) plus three launches.
-Measured on an H100 (2026-11-26, sandboxed harness, eager baseline, after the shared code moved into a block):
-1.75x, 95% CI [1.64, 1.80] (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+What remains is ~50 small kernels replayed back to back (3.6 GFLOP of fp32 convolution) plus three launches.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -2,16 +2,17 @@
 ``einsum("bijl,lk->bijk")`` -> (16, 256, 512, 768), 825 GFLOP).
 
 The einsum is one GEMM of the (2097152, 256) view of A with B (eager: cuBLAS, TF32 off). At this shape (K = 256,
-a 6.4 GB output) cuBLAS ran at 38-39 TFLOP/s on an H200, against 51 on 13's 4096^3; the zoo's exact-fp32 Triton
-matmul (:func:`cudal1.kernelzoo.ops.matmul.matmul_launch`: FFMA ``tl.dot(..., input_precision="ieee")``, no split-K
-here, the same error against a float64 product as cuBLAS's, 9.1e-07 of the output's largest value) ran at 43 with
-64 x 128 x 32 tiles, 4 warps, 4 stages: 19.1 ms against 21.3 (``benchmarks/scripts/probe_kb_gemm.py --sweep``, 70
-tiles, benchmarks/results/2026-11-28-kernelbench-v0-eighteenth-pass-h200.md). That tile is the sm90 entry below; the
+a 6.4 GB output) cuBLAS runs below its rate on 13's 4096^3, and the zoo's exact-fp32 Triton matmul
+(:func:`cudal1.kernelzoo.ops.matmul.matmul_launch`: FFMA ``tl.dot(..., input_precision="ieee")``, no split-K
+here, the same error against a float64 product as cuBLAS's) beat it with 64x128x32 tiles, 4 warps, 4 stages,
+the best of 70 tiles in ``benchmarks/scripts/probe_kb_gemm.py --sweep``. That tile is the sm90 entry below; the
 other families keep cuBLAS (this shape was not measured on them). Elsewhere (CPU, other dtypes) the einsum runs.
 
-Through the harness on the H200 (eager baseline, not the release's GPU; two runs): 1.05x [1.05, 1.05] both times,
-verified, 19.2 ms against the reference's 20.1 (8.6 GB at peak, one call a batch). Not measured on an H100 (the
-release's GPU) yet; the 2026-11-24 self-run's reference ran out of memory there under the harness of that day.
+A and the output take 8.6 GB of GPU memory together (one call a batch); under an earlier harness the reference
+itself ran out of memory on the release's GPU.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

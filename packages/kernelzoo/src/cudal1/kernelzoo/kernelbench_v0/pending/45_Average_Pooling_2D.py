@@ -7,13 +7,14 @@ row's three input rows column by column into shared memory, then each output add
 and divides once by 9. Reads 255 of the 256 input rows once (267 MB), writes 30 MB. Summation order: rows first,
 then columns (PyTorch sums row by row); fp32.
 
-Eager's avg_pool2d: 0.151-0.154 ms through the harness on an H100 (1.9 TB/s); ~0.1 ms at the copy rate.
+Eager's avg_pool2d already streams the input at a good share of the copy rate, so the headroom is small.
 
-History: the direct kernel (one thread per output, nine 4-byte loads) measured 1.03x, CI [1.02, 1.06], then with
-the lane's workers pinned 0.98x, CI [0.93, 1.03] (2026-11-27), and was moved here; the zoo's Triton pooling
-kernels lost (0.68x, 0.18x). The rows kernel (2026-11-27, sandboxed harness, eager baseline): 1.03x, 95% CI [0.98,
-1.05], timing_unstable (0.150 ms against 0.151); a probe timed it level with the direct kernel (0.143 ms each,
-eager 0.150; benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md). Still at parity: stays here.
+History: the direct kernel (one thread per output, nine 4-byte loads) was at parity with eager through the
+harness, and was moved here; the zoo's Triton pooling kernels were slower than eager. The rows kernel was at
+parity too (timing unstable), and a probe timed it level with the direct kernel. Still at parity: stays here.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

@@ -4,12 +4,13 @@ A second version of the set's file: the same kernel (:func:`cudal1.kernelzoo.blo
 :data:`~cudal1.kernelzoo.blocks.conv_vec_cuda.STAGED_TILE` (each lane 8 output channels x 8 columns; the input rows of
 the next row group copied into shared memory while the current one is computed and stored) instead of the default tile.
 
-Probe (H200, 2026-11-28, four calls of ``benchmarks/scripts/probe_conv_vec.py``, one call timed as the harness times
-it; the probe, not the harness): 0.169-0.176 ms against the committed tile's 0.186-0.190 ms; the 254-float output
-rows are where it gains. Through the harness on an H200 (eager baseline, not the release's GPU;
-benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md): 1.35x [1.28, 1.41] and 1.39x [1.37, 1.41],
-verified, 0.190-0.194 ms a call against the set's file's 0.197 ms (1.30x [1.28, 1.35]) between them. Not yet measured
-on an H100: it replaces the set's file only if a second verified run there measures it faster than the set's file.
+Four calls of ``benchmarks/scripts/probe_conv_vec.py`` (one call timed as the harness times it; the probe, not the
+harness) timed it faster than the committed tile in every call; the 254-float output rows are where it gains.
+Through the harness, on a GPU other than the release's, it was faster than the set's file in two verified runs. It
+replaces the set's file only if a second verified run on the release's GPU measures it faster than the set's file.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

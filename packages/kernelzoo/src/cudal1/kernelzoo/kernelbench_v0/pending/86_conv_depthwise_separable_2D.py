@@ -1,20 +1,22 @@
 """KernelBench level 1, 86_conv_depthwise_separable_2D (x (16, 3, 256, 256) fp32; depthwise Conv2d(3, 3, 3, groups=3)
 then pointwise Conv2d(3, 64, 1) -> (16, 64, 254, 254)).
 
-Eager runs two convolutions (a depthwise one writing a 12 MB intermediate, then cuDNN's fp32 1 x 1 convolution of 3
+Eager runs two convolutions (a depthwise one writing a 12 MB intermediate, then cuDNN's fp32 1x1 convolution of 3
 input channels). The pair is one linear map: :func:`cudal1.kernelzoo.blocks.conv_vec_cuda.separable_conv` runs it as
-one 3 x 3 convolution of 3 -> 64 channels whose tap weights ``pointwise[o, c] * depthwise[c, kh, kw]`` the kernel
+one 3x3 convolution of 3 -> 64 channels whose tap weights ``pointwise[o, c] * depthwise[c, kh, kw]`` the kernel
 forms from the current parameters at every call (bias ``pointwise @ depthwise_bias + pointwise_bias``), fp32 FMA, no
 intermediate written, with :data:`~cudal1.kernelzoo.blocks.conv_vec_cuda.STAGED_TILE` (each lane 8 output channels x 8
 columns; the input rows of the next row group copied into shared memory while the current one is computed and
 stored). Another padding mode, or modules changed away from the task's depthwise form, run the two modules.
 
-History: the same kernel with the default tile measured 0.98x [0.95, 1.00] on an H100 (2026-11-28, fifteenth pass)
-and was removed. Probe (H200, 2026-11-28, four calls of ``benchmarks/scripts/probe_conv_vec.py``, one call timed as
-the harness times it; the probe, not the harness): 0.167-0.195 ms against the default tile's 0.184-0.204 and eager's
-0.202-0.226. Through the harness on an H200 (eager baseline, not the release's GPU;
-benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md): 1.10x [1.07, 1.15] and 1.10x [1.08, 1.13],
-verified. Not yet measured on an H100: it moves to the set only if a second verified run there improves on eager.
+History: the same kernel with the default tile was at parity with eager and was removed. Four calls of
+``benchmarks/scripts/probe_conv_vec.py`` (one call timed as the harness times it; the probe, not the harness) timed
+the staged tile faster than the default tile and than eager; through the harness, on a GPU other than the
+release's, two verified runs beat eager. It moves to the set only if a second verified run on the release's GPU
+improves on eager.
+
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch

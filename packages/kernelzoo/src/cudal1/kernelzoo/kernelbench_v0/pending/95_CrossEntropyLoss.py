@@ -9,25 +9,24 @@ it bumps an arrival counter (``atomic_add``, acq_rel, GPU scope); the program th
 partial vectors (bypassing L1), sums each in a fixed order, writes ``loss_sum / count`` (0 / 0 = NaN when
 every target is ignored, as eager) and resets the counter to zero. Partials and counter are per (device,
 stream) (``fast_launch.ReductionScratch``); the launch goes through ``fast_launch.FastLaunch`` (the compiled
-kernel's launcher: a few us of host time instead of ``kernel[grid]``'s 15-25 us). Targets outside [0, C) other
+kernel's launcher: far less host time than ``kernel[grid]``). Targets outside [0, C) other
 than -100 are not checked (eager raises a device-side assert). Inputs other than 2-D logits with 1-D int64
 targets, or more than 2048 classes, run ``cross_entropy``.
 
-Eager runs log_softmax and nll_loss: two launches, 0.0366 ms on an H100, nearly all host time. An earlier
-version lost (0.64x). Expected: one allocation and one launch cost about what a single eager op costs in this
-harness (0.025-0.035 ms: the floor is the two synchronisations and the launch latency), 1.05-1.4x (not
-measured).
+Eager runs log_softmax and nll_loss: two launches, nearly all host time. An earlier version was slower than
+eager. One allocation and one launch cost about what a single eager op costs in this harness (the floor is the
+two synchronisations and the launch latency).
 
-Harness (call 15, 2026-11-26): rejected timing_disagrees (the parent's clock saw 0.128 ms per call more around the batches than the candidate's own timing: the clock check's false rejection of launch-bound code, seen before); the probe in the same call: 1.11x.
+History: one harness run rejected it timing_disagrees (the parent's clock saw more time per call around the
+batches than the candidate's own timing: the clock check's false rejection of launch-bound code, seen before),
+while the probe in the same call had it ahead of eager. Re-measured with the lanes pinned, it was rejected
+reference_drift (the reference ran slower beside it than alone), and its raw speedup was at parity with eager, not
+reliably above it, so it was withdrawn to ``pending/`` and counts as unsolved. Measured again with the harness's
+drift re-check, it was verified slightly above eager; it stays pending until a further run confirms it above
+parity.
 
-Measured on an H100 (2026-11-27, sandboxed harness, eager baseline): 1.04x, 95% CI [1.03, 1.06] (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
-
-Re-measured with the lanes pinned (2026-11-27, call 5 of benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md):
-rejected reference_drift (the reference ran 0.0517 ms beside it, 0.0394 ms alone), and its raw speedup was 1.00x,
-95% CI [0.98, 1.02]: at parity with eager, not reliably above it, so it was withdrawn to ``pending/`` and counts as
-unsolved (benchmarks/results/2026-11-27-kernelbench-v0-twelfth-pass-h100.md). Measured again there (call 2, the
-harness with the drift re-check): 1.07x, 95% CI [1.05, 1.08], verified; it stays pending until a further run
-confirms it above parity.
+Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);
+the figures this docstring once carried: benchmarks/results/2026-12-05-kernelbench-v0-docstring-figures.md.
 """
 
 import torch
