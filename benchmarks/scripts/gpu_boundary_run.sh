@@ -67,7 +67,7 @@ for phase in "$@"; do
       checkpoint .carry/state/h2h.sqlite
       cp .carry/state/h2h.sqlite "$OUT/" ;;
     placement)  # issue 40: why a memory-bound task's batches run at two or three speeds (probe_placement.py)
-      timeout "${PLACEMENT_S:-300}" python3 benchmarks/scripts/probe_placement.py "${PLACEMENT_TASKS:-mean_dim,mse_loss,tanh}" \
+      timeout "${PLACEMENT_S:-300}" python3 benchmarks/probes/probe_placement.py "${PLACEMENT_TASKS:-mean_dim,mse_loss,tanh}" \
         > "$OUT/placement.txt" 2>&1
       echo "placement rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '^#' "$OUT/placement.txt" ;;
     profile)  # PROFILE_SUITE (default kernelbench-v0), PROFILE_KINDS (syntax,raises,wrong,correct,slow), PROFILE_POOL

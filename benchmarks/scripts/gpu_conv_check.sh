@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call for the CUDA C convolution blocks (blocks.conv_cuda, conv_rows_cuda, convt_disjoint_cuda):
-# their GPU tests, the probe against cuDNN at KernelBench level 1's sizes (benchmarks/scripts/probe_conv_cuda.py,
+# their GPU tests, the probe against cuDNN at KernelBench level 1's sizes (benchmarks/probes/probe_conv_cuda.py,
 # PROBE_TASKS=55,63 limits it), then, with TASKS=a,b, the harness on those pending solutions through
 # gpu_kb_release.sh, its store in .carry/state/${STORE:-kb-conv}/ (back as $OUT/kb-conv.tgz). Carry
 # [".carry/whl", ".carry/kb", ".carry/state"] (see gpu_kb_release.sh for building the wheels).
@@ -13,7 +13,7 @@ timeout "${TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -o addopts="-
   tests/kernelzoo/test_conv_rows_cuda_block.py tests/kernelzoo/test_convt_disjoint_cuda.py \
   tests/kernelzoo/test_conv_cuda_block.py > "$OUT/gpu-tests.txt" 2>&1
 echo "gpu tests rc=$?"; tail -25 "$OUT/gpu-tests.txt"
-timeout "${PROBE_S:-240}" python3 benchmarks/scripts/probe_conv_cuda.py .carry/kb/kernelbench-v0/level1 \
+timeout "${PROBE_S:-240}" python3 benchmarks/probes/probe_conv_cuda.py .carry/kb/kernelbench-v0/level1 \
   $(echo "${PROBE_TASKS:-}" | tr ',' ' ') > "$OUT/probe-conv.txt" 2>&1
 echo "probe rc=$?"; cat "$OUT/probe-conv.txt"
 if [ -n "${TASKS:-}" ]; then

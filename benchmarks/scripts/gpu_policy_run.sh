@@ -62,7 +62,7 @@ for phase in "$@"; do
         python3 -m cudal1.policy.embedded --convert > /dev/null 2>&1  # the GGUF converted once, before the variants
         for i in "${!variants[@]}"; do
           sets=(); for kv in ${variants[$i]}; do sets+=(--set "$kv"); done
-          timeout "${PROBE_S:-400}" python3 benchmarks/scripts/sft_format_probe.py --recipe embedded-zoo-h200 \
+          timeout "${PROBE_S:-400}" python3 benchmarks/probes/sft_format_probe.py --recipe embedded-zoo-h200 \
             "${sets[@]}" --samples "${PROBE_SAMPLES:-2}" --out "$OUT/probe-$i.json" > "$OUT/probe-$i.txt" 2>&1 &
         done
         wait

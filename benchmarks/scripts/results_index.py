@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 SCRIPTS = ROOT / "benchmarks" / "scripts"
+PROBES = ROOT / "benchmarks" / "probes"  #: one-off investigations, apart from the scripts that make release numbers
 README = ROOT / "benchmarks" / "README.md"
 BEGIN, END = "<!-- results index: begin (benchmarks/scripts/results_index.py) -->", "<!-- results index: end -->"
 _FILE = re.compile(r"[A-Za-z0-9_]+\.(?:py|sh)\b")
@@ -56,8 +57,8 @@ def rows() -> list[dict[str, str]]:
     for page in sorted(RESULTS.glob("*.md")):
         text = page.read_text(encoding="utf-8")
         title = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.startswith("#")), page.stem)
-        scripts = sorted({f"benchmarks/scripts/{n}" for n in _FILE.findall(text) if (SCRIPTS / n).is_file()}
-                         | {f"apps/{n}" for n in _FILE.findall(text) if (APPS / n).is_file()})
+        scripts = sorted({f"benchmarks/{d.name}/{n}" for n in _FILE.findall(text) for d in (SCRIPTS, PROBES)
+                          if (d / n).is_file()} | {f"apps/{n}" for n in _FILE.findall(text) if (APPS / n).is_file()})
         cmd = next(iter(_COMMAND.findall(text)), "")
         out.append({"file": page.name, "date": page.name[:10], "title": title.replace("|", "/"),
                     "hardware": hardware(page.stem), "scripts": scripts, "command": cmd.replace("|", "\\|"),
@@ -66,24 +67,26 @@ def rows() -> list[dict[str, str]]:
 
 
 def unnamed_scripts(named: set[str]) -> list[str]:
-    """Scripts of benchmarks/scripts that no result page names (directly)."""
-    return sorted(p.name for p in SCRIPTS.iterdir() if p.suffix in (".py", ".sh")
-                  and f"benchmarks/scripts/{p.name}" not in named)
+    """Scripts of benchmarks/scripts and benchmarks/probes that no result page names (directly), as paths from
+    benchmarks/."""
+    return sorted(f"{d.name}/{p.name}" for d in (SCRIPTS, PROBES) for p in d.iterdir()
+                  if p.suffix in (".py", ".sh") and f"benchmarks/{d.name}/{p.name}" not in named)
 
 
 def users_of(script: str) -> list[str]:
     """Files that use ``script`` though no result page names it: other scripts, tests and package modules that
     name it (its file name, or its module name where a script imports it), sorted."""
     pattern = re.compile(rf"\b{re.escape(Path(script).stem)}\b")
-    return sorted(path for path, text in _code_files() if Path(path).name != script and pattern.search(text))
+    return sorted(path for path, text in _code_files()
+                  if Path(path).name != Path(script).name and pattern.search(text))
 
 
 @functools.lru_cache(maxsize=1)
 def _code_files() -> tuple[tuple[str, str], ...]:
-    """(path from the root, text) of every .py and .sh file of benchmarks/scripts, tests and packages, read once
-    for all the scripts :func:`users_of` is asked about."""
+    """(path from the root, text) of every .py and .sh file of benchmarks/scripts, benchmarks/probes, tests and
+    packages, read once for all the scripts :func:`users_of` is asked about."""
     return tuple((str(f.relative_to(ROOT)), f.read_text(encoding="utf-8", errors="replace"))
-                 for base in (SCRIPTS, ROOT / "tests", ROOT / "packages") for f in base.rglob("*")
+                 for base in (SCRIPTS, PROBES, ROOT / "tests", ROOT / "packages") for f in base.rglob("*")
                  if f.suffix in (".py", ".sh") and f.is_file())
 
 

@@ -10,7 +10,7 @@ Here nothing goes through shared memory but the weights: a lane reads its input 
 as 16-byte loads (a warp's load is 512 contiguous bytes of an L2-resident row), keeps ``CT`` channels x ``G``
 groups of 4 columns in registers, and stores each (channel, group) as one 16-byte store, so that a warp's store is
 512 contiguous bytes of one output row. Weights are read from shared memory as 16-byte broadcasts (every lane of a
-warp reads the same channels). What the 2026-11-28 probes measured (``benchmarks/scripts/probe_conv_vec.py``, H200
+warp reads the same channels). What the 2026-11-28 probes measured (``benchmarks/probes/probe_conv_vec.py``, H200
 and H100, fifteenth pass):
 
 - evict-first stores (``__stcs``) against plain ones (the output, 130-270 MB, streams through L2): 21-70% less time

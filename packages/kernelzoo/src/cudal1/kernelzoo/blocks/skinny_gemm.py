@@ -11,7 +11,7 @@ B, read from L2 (A and B are 2 MB each at the task sizes); the tile is then stor
 stores, so C's lines do not push A and B out of L2. The Triton kernel runs for fp32 CUDA tensors
 (:func:`small_k_matmul_triton` runs it unconditionally: CUDA, or CPU under ``TRITON_INTERPRET=1``),
 ``torch.matmul`` elsewhere (:func:`small_k_matmul_ref`). Launch configs are per input shape in
-:data:`GEMM_CONFIGS` (:data:`GEMM_DEFAULT` otherwise); ``benchmarks/scripts/probe_skinny_gemm.py`` times
+:data:`GEMM_CONFIGS` (:data:`GEMM_DEFAULT` otherwise); ``benchmarks/probes/probe_skinny_gemm.py`` times
 candidates on a GPU.
 
 Measured by that probe on an H100 (2026-11-26, host time with a cold L2 against eager ``torch.matmul``; the

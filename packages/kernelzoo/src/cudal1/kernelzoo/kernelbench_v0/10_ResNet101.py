@@ -13,7 +13,7 @@ full passes over activations of up to 32 MB each. Here:
   with ``s = gamma / sqrt(var + eps)``, for all 104 pairs at once with a few ``torch._foreach`` kernels plus one
   weight multiply per conv (~170 MB of weights read and written);
 - each folded conv + bias (+ residual) + ReLU is ONE cuDNN call (``torch.cudnn_convolution_relu`` /
-  ``torch.cudnn_convolution_add_relu``, fp32; ``benchmarks/scripts/probe_cudnn_fused.py`` compares them with
+  ``torch.cudnn_convolution_add_relu``, fp32; ``benchmarks/probes/probe_cudnn_fused.py`` compares them with
   eager conv + bn + ReLU);
 - the classifier is ``torch.addmm`` in fp32, the average pool a plane mean.
 History: the same fold without a graph was slower than eager (its ~400 host launches per call cost more than the

@@ -5,7 +5,7 @@
 Compute-bound: ~392 GFLOP of fp32 convolution. Eager runs cuDNN's fp32 implicit GEMMs, then a bias pass and a ReLU
 pass over every conv output (~2.4 GB moved in all) and PyTorch's max pools (which also write int64 indices).
 cuBLAS's fp32 SGEMM runs well above cuDNN's fp32 implicit-GEMM rate on large shapes (compare
-``benchmarks/scripts/probe_cudnn_fused.py`` with benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md),
+``benchmarks/probes/probe_cudnn_fused.py`` with benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md),
 both without TF32. Here:
 
 - the convolutions with >= 256 output channels (blocks 3-5, ~295 of the 392 GFLOP) are im2col GEMMs: ``F.unfold``

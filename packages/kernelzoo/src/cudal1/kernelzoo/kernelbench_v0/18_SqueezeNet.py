@@ -10,7 +10,7 @@ earlier graph-free version was rejected by the harness as launch-bound (``timing
   (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`): a call is one input copy, one graph launch
   and one output copy; the weights are read from the live parameters on every replay;
 - every conv + bias + ReLU is ONE cuDNN call (``torch.cudnn_convolution_relu``, fp32;
-  ``benchmarks/scripts/probe_cudnn_fused.py`` checked its fp32 accuracy) instead of conv, bias add and ReLU;
+  ``benchmarks/probes/probe_cudnn_fused.py`` checked its fp32 accuracy) instead of conv, bias add and ReLU;
 - a fire module's two expand branches are ONE 3x3 convolution with E1 + E3 output channels: the 1x1 weights are
   zero-padded to 3x3 (their centre tap) and concatenated with the 3x3 weights, so the conv writes the
   concatenated, biased, ReLU'd output directly (the extra taps add exact zeros; the extra ~0.4 GFLOP over all

@@ -13,7 +13,7 @@ earlier version with one Triton batch-norm + ReLU pass per layer and no graph wa
 - the 14 dense convolutions (stem and the 1x1 pointwise ones) get their batch norms folded into the weights,
   ``bn(conv(x, w)) = conv(x, w * s) + (beta - mean * s)``, ``s = gamma / sqrt(var + eps)``, all at once with a few
   ``torch._foreach`` kernels, and run as ONE cuDNN call each with the bias and ReLU fused
-  (``torch.cudnn_convolution_relu``, fp32; ``benchmarks/scripts/probe_cudnn_fused.py`` checked its fp32 accuracy
+  (``torch.cudnn_convolution_relu``, fp32; ``benchmarks/probes/probe_cudnn_fused.py`` checked its fp32 accuracy
   and measured it faster than eager conv + bn + ReLU on ResNet shapes);
 - the whole forward is captured once as a CUDA graph
   (:class:`~cudal1.kernelzoo.blocks.cudagraph.CUDAGraphForward`): a call is one input copy, one graph launch

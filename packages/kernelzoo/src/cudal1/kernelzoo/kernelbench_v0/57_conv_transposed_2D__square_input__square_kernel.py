@@ -6,7 +6,7 @@ harness and replaced that file.
 A stride-1 transposed convolution is the forward convolution of the same input with the weight flipped and its
 channel axes swapped, padded (2, 2): :func:`cudal1.kernelzoo.blocks.convt_as_conv.conv_transpose` runs it as
 ``conv2d`` (cuDNN's forward kernels instead of its backward-data ones; the flipped weight is formed at every call).
-``benchmarks/scripts/probe_convt_forward.py`` times one call as the harness does, against eager and the set's
+``benchmarks/probes/probe_convt_forward.py`` times one call as the harness does, against eager and the set's
 Triton kernel.
 
 Measured figures: ``kernelbench_v0/measured.json`` (per GPU and baseline, checked against the results stores);

@@ -6,7 +6,7 @@ channel axes swapped, padded (2, 4): :func:`cudal1.kernelzoo.blocks.convt_as_con
 ``conv2d`` (cuDNN's forward kernels instead of its backward-data ones; the flipped weight is formed at every call).
 0.32 GFMA: little work either way.
 
-``benchmarks/scripts/probe_convt_forward.py`` times one call as the harness does, against eager; the Triton
+``benchmarks/probes/probe_convt_forward.py`` times one call as the harness does, against eager; the Triton
 implicit GEMM of :mod:`cudal1.kernelzoo.blocks.conv_transpose` was slower than eager through the harness.
 Verified through the harness and moved from ``pending/``.
 

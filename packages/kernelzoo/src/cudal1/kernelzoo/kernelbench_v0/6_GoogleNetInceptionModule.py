@@ -5,7 +5,7 @@ one cuDNN conv) was no faster than eager.
 
 Compute-bound: ~376 GFLOP of fp32 convolution (the 3x3 conv ~180, the 1x1 convs ~177, the 5x5 ~19). Eager runs
 them as cuDNN fp32 implicit GEMMs (``sm80_xmma_fprop_implicit_gemm_f32f32...ffma``), which run well below
-cuBLAS's fp32 SGEMM on large shapes (``benchmarks/scripts/probe_cudnn_fused.py`` on ResNet shapes;
+cuBLAS's fp32 SGEMM on large shapes (``benchmarks/probes/probe_cudnn_fused.py`` on ResNet shapes;
 benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), both without TF32. Here every convolution is a
 cuBLAS GEMM, one image at a time (each GEMM is 2-18 GFLOP, enough to fill the GPU):
 

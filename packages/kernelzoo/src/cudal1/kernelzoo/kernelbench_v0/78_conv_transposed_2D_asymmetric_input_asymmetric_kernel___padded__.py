@@ -6,7 +6,7 @@ channel axes swapped, padded (3 - 1 - 1, 5 - 1 - 2) = (1, 2):
 :func:`cudal1.kernelzoo.blocks.convt_as_conv.conv_transpose` runs it as ``conv2d`` (cuDNN's forward kernels
 instead of its backward-data ones; the flipped weight is formed at every call). 16.1 GFMA, compute-bound.
 
-``benchmarks/scripts/probe_convt_forward.py`` times one call as the harness does, against eager; the earlier
+``benchmarks/probes/probe_convt_forward.py`` times one call as the harness does, against eager; the earlier
 versions, a Triton implicit GEMM and a direct CUDA C convolution (``blocks.conv_slide_cuda``, commit 4c27d9c,
 removed), ran at eager's speed through the harness. Verified through the harness and moved from ``pending/``.
 

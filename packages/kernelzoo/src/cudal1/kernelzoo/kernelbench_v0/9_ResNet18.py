@@ -12,7 +12,7 @@ the linear), each paying host launch overhead (cuDNN's more), on a few MB of act
   with ``s = gamma / sqrt(var + eps)``, for all 20 pairs at once with a few ``torch._foreach`` kernels (the fold of
   the removed ``blocks.conv_bn``, now :mod:`cudal1.kernelzoo.blocks.conv_bn_fold`);
 - each folded conv + bias (+ residual) + ReLU is ONE cuDNN call (``torch.cudnn_convolution_relu`` /
-  ``torch.cudnn_convolution_add_relu``, fp32; ``benchmarks/scripts/probe_cudnn_fused.py`` checked their fp32
+  ``torch.cudnn_convolution_add_relu``, fp32; ``benchmarks/probes/probe_cudnn_fused.py`` checked their fp32
   accuracy and speed on ResNet shapes), so the batch norm, add and ReLU passes are gone;
 - the classifier is ``torch.addmm`` in fp32, the average pool a plane mean.
 The fold moves one multiplication into the weights: within fp32 rounding of the reference, not bit-identical.

@@ -5,7 +5,7 @@ The einsum is one GEMM of the (2097152, 256) view of A with B (eager: cuBLAS, TF
 a 6.4 GB output) cuBLAS runs below its rate on 13's 4096^3, and the zoo's exact-fp32 Triton matmul
 (:func:`cudal1.kernelzoo.ops.matmul.matmul_launch`: FFMA ``tl.dot(..., input_precision="ieee")``, no split-K
 here, the same error against a float64 product as cuBLAS's) beat it with 64x128x32 tiles, 4 warps, 4 stages,
-the best of 70 tiles in ``benchmarks/scripts/probe_kb_gemm.py --sweep``. That tile is the sm90 entry below; the
+the best of 70 tiles in ``benchmarks/probes/probe_kb_gemm.py --sweep``. That tile is the sm90 entry below; the
 other families keep cuBLAS (this shape was not measured on them). Elsewhere (CPU, other dtypes) the einsum runs.
 
 A and the output take 8.6 GB of GPU memory together (one call a batch); under an earlier harness the reference

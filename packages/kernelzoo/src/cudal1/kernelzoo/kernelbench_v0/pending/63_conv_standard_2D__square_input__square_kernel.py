@@ -4,7 +4,7 @@ A second version of the set's file: the same kernel (:func:`cudal1.kernelzoo.blo
 :data:`~cudal1.kernelzoo.blocks.conv_vec_cuda.STAGED_TILE` (each lane 8 output channels x 8 columns; the input rows of
 the next row group copied into shared memory while the current one is computed and stored) instead of the default tile.
 
-Four calls of ``benchmarks/scripts/probe_conv_vec.py`` (one call timed as the harness times it; the probe, not the
+Four calls of ``benchmarks/probes/probe_conv_vec.py`` (one call timed as the harness times it; the probe, not the
 harness) timed it faster than the committed tile in every call; the 254-float output rows are where it gains.
 Through the harness, on a GPU other than the release's, it was faster than the set's file in two verified runs. It
 replaces the set's file only if a second verified run on the release's GPU measures it faster than the set's file.

@@ -7,7 +7,7 @@ channel axes swapped, padded (2, 2): :func:`cudal1.kernelzoo.blocks.convt_as_con
 ``conv2d`` (cuDNN's forward kernels instead of its backward-data ones; the flipped weight is formed at every call),
 as the set's 57 / 69 / 78 do.
 
-A probe (one call timed as the harness times it, ``benchmarks/scripts/probe_convt_forward.py``) timed it faster
+A probe (one call timed as the harness times it, ``benchmarks/probes/probe_convt_forward.py``) timed it faster
 than both eager (cuDNN's transposed convolution varies from one process to the next) and the set's Triton kernel.
 It replaces the set's file only if a second verified run through the harness on the release's GPU measures it
 faster there. Through the harness on a GPU other than the release's, two verified runs measured it faster than the

@@ -10,7 +10,7 @@ columns; the input rows of the next row group copied into shared memory while th
 stored). Another padding mode, or modules changed away from the task's depthwise form, run the two modules.
 
 History: the same kernel with the default tile was at parity with eager and was removed. Four calls of
-``benchmarks/scripts/probe_conv_vec.py`` (one call timed as the harness times it; the probe, not the harness) timed
+``benchmarks/probes/probe_conv_vec.py`` (one call timed as the harness times it; the probe, not the harness) timed
 the staged tile faster than the default tile and than eager; through the harness, on a GPU other than the
 release's, two verified runs beat eager. It moves to the set only if a second verified run on the release's GPU
 improves on eager.

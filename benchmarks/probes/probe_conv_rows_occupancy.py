@@ -5,7 +5,7 @@ its occupancy changed: ``__launch_bounds__(256, B)`` for B = 2 (committed), 3 an
 50 back-to-back calls (CUDA events, no flush; these calls are 0.1-0.3 ms of GPU work), and the output's write rate.
 GPU only (about a minute on an H100):
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_rows_occupancy.py
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_conv_rows_occupancy.py
 
 The probe, not the harness: only the harness's numbers are results.
 """

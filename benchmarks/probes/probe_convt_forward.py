@@ -7,7 +7,7 @@ flush) and its rate in TFMA/s; for the 2-D tasks one call timed as the harness t
 synchronised on both sides, host clock; outputs of 16 calls kept) and eager's over that; the max error of sample 0
 against a float64 transposed convolution divided by eager's. GPU only (under a minute on an H100):
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_convt_forward.py [TASK ...]
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_convt_forward.py [TASK ...]
 
 The 2026-11-28 runs (sixteenth pass) also timed ``blocks.conv_slide_cuda``, a direct CUDA C convolution written for
 these shapes (commit 4c27d9c): it was no faster than the Triton kernel and was removed. The probe, not the harness:

@@ -24,5 +24,5 @@ for level in 1 2 3; do
     echo "level $level pin $pin rc=$?"
   done
 done
-python3 benchmarks/scripts/kb_clock_probe_table.py pin0=.carry/state/ctl-pin0/results.sqlite \
+python3 benchmarks/probes/kb_clock_probe_table.py pin0=.carry/state/ctl-pin0/results.sqlite \
   pin1=.carry/state/ctl-pin1/results.sqlite | tee "$OUT/clock-probe.md"

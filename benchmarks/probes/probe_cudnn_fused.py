@@ -3,7 +3,7 @@
 ``torch.cudnn_convolution_add_relu``, used by ``cudal1.kernelzoo.blocks.conv_bn``) keep full fp32 when TF32 is off
 (as the harness sets it), and is it faster than eager's conv + batch norm + ReLU on ResNet shapes? Prints, per
 shape, the max relative error against an fp64 convolution with TF32 off and on (TF32 errors are ~1e-3), and the
-CUDA-event time of eager vs fused. GPU only: ``python3 benchmarks/scripts/probe_cudnn_fused.py``.
+CUDA-event time of eager vs fused. GPU only: ``python3 benchmarks/probes/probe_cudnn_fused.py``.
 """
 
 import torch

@@ -6,7 +6,7 @@ batch norm (``blocks.streaming_cuda.batch_norm_eval``; 33_BatchNorm), the rows a
 (``blocks.conv_small_k_cuda``; 55, 59, 63, 80, against ``blocks.conv_rows_cuda``). GPU only (under a minute on
 an H100):
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_l1_kernels.py [--out F]
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_l1_kernels.py [--out F]
 
 Timing and checks as ``probe_streaming_pool.py`` (its ``run_task``: the harness's ``Timer``, 256 MB L2 flush,
 host clock between device synchronisations, CUDA-event time beside it, rounds in shuffled order, medians; every

@@ -2,9 +2,9 @@
 contrastive prompts of its train and held-out tasks, parsed as the pipeline parses them: does the policy answer in the
 response format after SFT (issue 42, item 7)? No harness evaluation: format only, in minutes on 2 CPU cores.
 
-    uv run python benchmarks/scripts/sft_format_probe.py                      # the recipe as it is
-    uv run python benchmarks/scripts/sft_format_probe.py --kinds contrastive  # seed examples of one prompt kind
-    uv run python benchmarks/scripts/sft_format_probe.py --set sft.epochs=2 --out probe.json
+    uv run python benchmarks/probes/sft_format_probe.py                      # the recipe as it is
+    uv run python benchmarks/probes/sft_format_probe.py --kinds contrastive  # seed examples of one prompt kind
+    uv run python benchmarks/probes/sft_format_probe.py --set sft.epochs=2 --out probe.json
 
 Prints one line per completion (stage, task, well-formed, parse problem) and the rates per stage; ``--out`` keeps
 every completion's text.

@@ -12,7 +12,7 @@ against a float64 convolution divided by eager's (below ~2: as exact as cuDNN's 
 output's layout (:data:`LAYOUTS`: 63's 254-float rows against 256-float ones, and store-only proxies). GPU only
 (under a minute on an H100):
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_vec.py
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_conv_vec.py
 
 The probe, not the harness: only the harness's numbers are results. (Until 2026-11-28's sixteenth pass it also timed
 conv_rows_cuda and the unpaired / plain-store / one-row tiles: the fifteenth pass's logs hold those rows.)

@@ -1,7 +1,7 @@
 """Why do the zoo's elementwise solutions time differently from one harness process to the next, and what
 does the compile-reduce-overhead baseline run? One GPU call (issue 7's follow-up):
 
-    python3 benchmarks/scripts/gpu_elementwise_probe.py --procs 3 --out "$OUT/probe.json"
+    python3 benchmarks/probes/gpu_elementwise_probe.py --procs 3 --out "$OUT/probe.json"
 
 Part 1, in ``--procs`` fresh processes each: the built-in task's input (relu/gelu: float32 16384 x 32768,
 2 GiB), then round-robin ``--reps`` timed calls of every variant: eager torch, the zoo's public op (what the

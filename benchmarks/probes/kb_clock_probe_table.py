@@ -6,7 +6,7 @@ beyond the reference's, per call; see :mod:`cudal1.harness.clockcheck`) is the p
 spreads, the more often an honest candidate is rejected ``timing_disagrees``. Needs records measured with
 ``CUDAL1_TIMING_DEBUG=1`` for the per-round columns (``timing.per_round_clock``).
 
-    python benchmarks/scripts/kb_clock_probe_table.py NAME=STORE.sqlite [NAME=STORE.sqlite ...]
+    python benchmarks/probes/kb_clock_probe_table.py NAME=STORE.sqlite [NAME=STORE.sqlite ...]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from kb_release_table import quantile  # noqa: E402
 
 from cudal1.harness.clockcheck import BatchClock  # noqa: E402

@@ -2,7 +2,7 @@
 against the zoo's exact-fp32 Triton matmul (``ops.matmul.matmul_launch``: FFMA ``tl.dot(..., input_precision=
 "ieee")``) over a few tile configs, each output's error against a float64 product. One GPU process:
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_kb_gemm.py \
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_kb_gemm.py \
         --kernelbench .carry/kb/kernelbench-v0 [--reps 20] [--out probe.json]
 
 ``--sweep`` tries a larger tile grid (``SWEEP``); every tile's time is kept in the JSON. Timing: CUDA events around

@@ -4,7 +4,7 @@ at KernelBench level 1's sizes (82-85, 64, 67, 74, 76, 79), against eager, over 
 of a (16, 16384) tensor beside a bare ``torch.empty_like`` as floors. (Call 2 of 2026-11-27 ran it with a rows
 softmax kernel beside them, since removed, and the tiles' earlier spelling.) GPU only (about a minute on an H100):
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_small_conv.py [--out F]
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_small_conv.py [--out F]
 
 Two figures a variant: the harness-like call (``probe_streaming_pool.run_task``: the harness's ``Timer``, 256 MB
 L2 flush, host clock between synchronisations, CUDA-event time beside it, shuffled rounds, medians), and the GPU

@@ -2,7 +2,7 @@
 on some built-in tasks as their own candidates (eager, one attempt each), to tell whether stopping a worker between
 its batches changes the parent's clock around the other's.
 
-    CUDAL1_TIMING_DEBUG=1 PYTHONPATH=/tmp/site python3 benchmarks/scripts/probe_freeze_gaps.py relu,gelu,log_softmax
+    CUDAL1_TIMING_DEBUG=1 PYTHONPATH=/tmp/site python3 benchmarks/probes/probe_freeze_gaps.py relu,gelu,log_softmax
 
 Prints one line per (mode, task): the speedup, the median clock excess, and the median and largest protocol time per
 call of the reference (gapR) and the candidate (gapC). Run on an H200 on 2026-11-29

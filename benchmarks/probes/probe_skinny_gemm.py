@@ -3,7 +3,7 @@
 7_Matmul_with_small_K_dimension_ ((16384, 32) @ (32, 16384)) and 9_Tall_skinny_matrix_multiplication_
 ((16384, 16) @ (16, 16384)). GPU only (about 20 s on an H100):
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_skinny_gemm.py [--out F]
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_skinny_gemm.py [--out F]
 
 Per task: eager ``torch.matmul`` and the kernel under each candidate config, timed as the harness does
 (``cudal1.harness.timer.Timer``: 256 MB L2 flush, device synchronise, host clock, call, synchronise; the

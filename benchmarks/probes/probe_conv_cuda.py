@@ -4,7 +4,7 @@ at the KernelBench level-1 standard convolutions' own sizes (and, for the transp
 (``cudal1.harness.timer.Timer``: 256 MB L2 flush, sync -> call -> sync, host clock, the CUDA-event time beside it;
 median of ``n`` calls).
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_conv_cuda.py \
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_conv_cuda.py \
         KB_LEVEL1_DIR [TASK ...]
 
 Prints per task: cuDNN's host / event ms, each kernel's host / event ms and speedup (host), and the max error of

@@ -3,7 +3,7 @@ H200, every call of a batch alike, and why a worker tended to keep its speed fro
 beside a copy of itself read 1.08-1.11x on ``mean_dim`` and ``mse_loss``, twice;
 benchmarks/results/2026-11-29-harness-timing-h200.md).
 
-    PYTHONPATH=/tmp/site python3 benchmarks/scripts/probe_placement.py mean_dim,mse_loss,tanh [--procs 4]
+    PYTHONPATH=/tmp/site python3 benchmarks/probes/probe_placement.py mean_dim,mse_loss,tanh [--procs 4]
 
 For each task, in this process, batches of 10 calls timed as the harness times them (``Timer``: L2 flushed, device
 synchronised; CUDA-event ms), each batch's mean per call, under five ways of getting the batch's inputs:

@@ -3,7 +3,7 @@
 sizes: 43_Max_Pooling_3D (direct and plane kernels), 42_Max_Pooling_2D, 45_Average_Pooling_2D, 37_FrobeniusNorm_.
 GPU only (about a minute on an H100):
 
-    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/scripts/probe_streaming_pool.py [--out F]
+    PYTHONPATH=packages/harness/src:packages/kernelzoo/src python3 benchmarks/probes/probe_streaming_pool.py [--out F]
 
 Per task: the eager expression and each variant, timed as the harness does (``cudal1.harness.timer.Timer``:
 256 MB L2 flush, synchronise, host clock, call, synchronise; the CUDA-event time beside it), ``--rounds`` rounds
