@@ -137,3 +137,19 @@ def test_code_identity_ignores_docstrings_comments_and_layout_only():
     assert code_identity(src) != code_identity(src.replace("x + 1", "x + 2"))
     with pytest.raises(SyntaxError):
         code_identity("def f(:\n")
+
+
+ZOO = KERNELBENCH_V0.parent
+
+
+@pytest.mark.parametrize("path", sorted(p for p in ZOO.rglob("*.py") if KERNELBENCH_V0 not in p.parents),
+                         ids=lambda p: str(p.relative_to(ZOO)))
+def test_zoo_library_docstrings_state_no_figures(path):
+    """The zoo's other modules (ops, blocks, the built-in tasks' released solutions, launch helpers): every docstring
+    (module, class, function) states design; the figures are on the result pages they link (the docstrings as they
+    were: benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [f"{getattr(n, 'name', 'module')}: {f}" for n in ast.walk(tree)
+             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+             for f in figures_in(ast.get_docstring(n) or "")]
+    assert found == [], f"{path.name}: measured figures belong on a result page: {found}"

@@ -20,8 +20,8 @@ the winners stay in memory and a warning says so once.
 Tuning costs ``len(candidates) * (WARMUP + REPS)`` extra calls the first time an input class is seen in a
 process without a cached winner: the first call of an op is slower, as with ``triton.autotune``.
 
-Why ``cache`` is the default: on the H100 at the suite's sizes, tuning the elementwise ops picked configs
-0-5% faster by its own timing, yet the harness's speedups were no better than with the sm90 table
+Why ``cache`` is the default: at the suite's sizes, tuning the elementwise ops picked configs only slightly
+faster by its own timing, yet the harness's speedups were no better than with the sm90 table
 (benchmarks/results/2026-11-22-kernelzoo-autotune-h100.md). Run ``CUDAL1_AUTOTUNE=on`` once on a GPU to fill
 the cache where it may pay (other GPUs, other sizes); later runs use those winners.
 """

@@ -1,6 +1,6 @@
 """The zoo's one GPU timer, for benchmarks, tuning and autotune alike: the median of CUDA-event timed calls,
 each after the L2 cache was flushed (a cold L2, as a kernel meets it inside a model, where the tensors it reads
-were written long before; a warm L2 flatters every op whose inputs fit in it: 50 MB on an H100).
+were written long before; a warm L2 flatters every op whose inputs fit in it: 50 MB on Hopper).
 
     ms = time_ms(lambda: op(x), reps=20)            # ms per call, median
     ms = time_ms(step, setup=zero_grads)            # setup runs before each call, untimed

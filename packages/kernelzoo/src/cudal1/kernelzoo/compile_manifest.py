@@ -10,13 +10,14 @@ launch-config table with ``$CUDAL1_ARCH``). Each entry is compiled here exactly 
 :mod:`cudal1.kernelzoo.compile_targets` compiles the zoo's ops, with Triton's ``ASTSource`` and ``GPUTarget("cuda",
 cc, 32)`` for its family, and then held to what that family's GPUs give one block: Triton compiles a kernel that
 needs more shared memory than the target has and refuses it only when it is loaded (``OutOfResources``), so a tile
-that fits an H100's 227 KB but not an RTX 3090's or an L40's 99 KB is caught by comparing the compiled kernel's
+that fits sm90's 227 KB but not an RTX 3090's or an L40's 99 KB is caught by comparing the compiled kernel's
 ``shared`` with :data:`MAX_SHARED_BYTES`. A family without a recorded pass gets the entries of the newest recorded
 family (the launch configs of an sm90 pass, say), and the output says so.
 
-Time: about 0.3-0.5 s of CPU per elementwise or reduction kernel and family, 1.5-2.5 s per ``tl.dot`` kernel, plus
-a few seconds per process to import torch; ``--jobs`` compiles in parallel, ``--family`` limits the families and
-``--one-per-config`` compiles one of the entries that differ only in divisibility attributes.
+Time: one CPU compile per kernel and family (an elementwise or reduction kernel compiles faster than a ``tl.dot``
+kernel), plus importing torch once per process (benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md);
+``--jobs`` compiles in parallel, ``--family`` limits the families and ``--one-per-config`` compiles one of the
+entries that differ only in divisibility attributes.
 
 Must run without ``TRITON_INTERPRET`` (the interpreter replaces kernels by Python functions): :func:`main` drops
 it. Compiles are cached by Triton on disk (``$TRITON_CACHE_DIR``, default ``~/.triton/cache``), so a second run

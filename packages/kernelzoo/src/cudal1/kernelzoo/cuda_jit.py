@@ -225,9 +225,9 @@ def _libcuda() -> Any:
 class DirectKernel:
     """One kernel of a :class:`CudaSource` launched through the driver's ``cuLaunchKernel`` (ctypes) on PyTorch's
     current stream, skipping CuPy's launch path in :func:`launch` (device and stream context managers, argument
-    conversion). Measured on an H100 with the harness's timing (2026-11-27, benchmarks/results/
-    2026-11-27-kernelbench-v0-level1-h100/call1-probe-streaming-pool.txt): a one-launch op on 4096 values took
-    0.064 ms a call this way, 0.114 ms through CuPy's path, 0.051 ms as one eager PyTorch op.
+    conversion). With the harness's timing (benchmarks/results/
+    2026-11-27-kernelbench-v0-level1-h100/call1-probe-streaming-pool.txt), a one-launch op on 4096 values took
+    less time a call this way than through CuPy's path, though more than one eager PyTorch op.
 
     ``signature``: one letter per kernel parameter, ``p`` pointer (pass a tensor), ``i`` int, ``l`` long long,
     ``f`` float (pass Python numbers). Compiled through :func:`get_kernel` (CuPy) for ``device_index``; call

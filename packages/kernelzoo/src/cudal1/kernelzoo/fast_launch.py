@@ -1,8 +1,9 @@
 """Launching a ``@triton.jit`` kernel with little host time: compile through Triton's normal path once, then
 call the compiled kernel's launcher directly.
 
-Why: at KernelBench level 1's original sizes (e.g. 16 x 16384 fp32) a call is host time, not GPU time, and
-``kernel[grid](*args)`` spends about 15-25 us of it per launch on an H100 host (an eager PyTorch op: 5-8 us).
+Why: at KernelBench level 1's original sizes (e.g. 16x16384 fp32) a call is host time, not GPU time, and
+``kernel[grid](*args)`` spends far more of it per launch than an eager PyTorch op does
+(benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md).
 ``JITFunction.run`` does on every call: read Triton's knobs, bind the arguments to the signature, compute
 Triton's specialisation of each one (in C++), turn that and the options into a cache-key string, look the
 kernel up, check the kernel's global variables, build a launch-metadata dict for the launch hooks, and the
@@ -30,8 +31,8 @@ CPU tensor: device index -1; an int no 64-bit type holds: no key) never gets an 
 Triton's own error.
 
 The guard: looping over the arguments to build the key tuple and hashing it was most of the handle's own host
-time (a (16, 16384) ReLU module on an H100 host: 11.0 us a call, output allocation included, against 8.4 us
-with the bare launcher; benchmarks/results/2026-11-26-kernelbench-v0-release-h100/
+time (a (16, 16384) ReLU module: a call through the keyed path, output allocation included, cost clearly more
+than with the bare launcher; benchmarks/results/2026-11-26-kernelbench-v0-release-h100/
 call13-probe-launch-paths.txt). So once a key has launched directly :data:`GUARD_AFTER` times, the handle
 generates (``exec``) a function for that one key, which checks each condition of the key inline on the call's
 arguments (``type(a0) is T0 and a0.dtype is D0 and a0.get_device() == 0 and (p0 := a0.data_ptr()) & 15 == 0

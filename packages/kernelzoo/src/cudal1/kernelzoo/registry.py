@@ -1,10 +1,10 @@
 """Registration of the zoo's ops as ``torch.library`` custom ops, their gradients, and their eager fast path.
 
 Every op is a custom op ``torch.ops.cudal1.<name>`` (with a fake implementation), so ``torch.compile``
-traces through it. Dispatching a custom op costs tens of microseconds of host time per call (measured on
-the H100: 64 us for ``torch.ops.cudal1.relu`` against 39 us for its launcher;
-benchmarks/scripts/launch_overhead.py), which shows in a 1.5 ms op timed from the host, and its autograd
-wrapper about 0.26 ms more each way. So the public functions call the op's implementation directly in eager
+traces through it. Dispatching a custom op costs host time per call (``torch.ops.cudal1.relu`` costs more host
+time than its launcher alone; benchmarks/scripts/launch_overhead.py,
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md), which shows in a short op timed from the host,
+and its autograd wrapper adds more each way. So the public functions call the op's implementation directly in eager
 mode when no gradient is wanted, an ``autograd.Function`` carrying the op's registered ``setup_context`` and
 backward when an input requires grad, and the registered op while ``torch.compile`` traces (:func:`call`).
 All three run the same implementation and the same gradient; only the dispatch differs.
@@ -118,8 +118,8 @@ def _eager_function(name: str, impl: Callable[..., Any], setup_context: Callable
                     backward: Callable[..., Any]) -> type[torch.autograd.Function]:
     """The eager-mode carrier of op ``name``'s gradient: an ``autograd.Function`` running the op's implementation,
     then the *same* ``setup_context`` and ``backward`` that are registered with ``register_autograd`` (one
-    gradient definition). Its dispatch costs a fraction of the custom op's autograd wrapper (measured on the H100:
-    about 0.26 ms of host time each way for ``torch.ops.cudal1.rms_norm``, more than the kernels themselves;
+    gradient definition). Its dispatch costs a fraction of the custom op's autograd wrapper (whose host time each
+    way for ``torch.ops.cudal1.rms_norm`` was more than the kernels themselves took;
     benchmarks/results/2026-11-25-zoo-vs-liger-h100)."""
 
     def forward(ctx: Any, *args: Any) -> Any:

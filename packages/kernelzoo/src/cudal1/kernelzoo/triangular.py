@@ -9,7 +9,7 @@ and a fixed stride between them, so each level is ONE strided-batched GEMM (``to
 ``as_strided`` view of the output: no copies). Up to :data:`MAX_LEVELS` halvings (while the block stays even and
 at least :data:`MIN_LEAF`), then the diagonal leaves are computed whole and one in-place ``triu_``/``tril_``
 writes the zeros. At N = 4096: 53% of the product's FLOPs in five GEMM launches (KernelBench level-1 tasks 14
-and 15: 1.53x / 1.55x over eager on an H100, benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
+and 15: faster than eager, benchmarks/results/2026-11-25-kernelbench-v0-level1-h100.md).
 
 Forward only (``bmm`` with ``out=`` has no gradient): inputs that require grad raise
 :class:`~cudal1.kernelzoo.registry.NoGradientError`. Any floating dtype and device; the precision is the

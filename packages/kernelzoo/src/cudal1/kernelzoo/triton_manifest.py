@@ -169,7 +169,7 @@ class Manifest:
     def without(self, gone: set[str]) -> Manifest:
         """This manifest with nothing of the files ``gone`` (manifest paths): their solution runs, their code
         digests, the kernels they define and the entries of those kernels; an entry of another file's kernel that
-        only they used goes too (a solution removed after the recording, e.g. one that measured below 1.0x)."""
+        only they used goes too (a solution removed after the recording, e.g. one that measured slower than eager)."""
         kernels = {k: v for k, v in self.kernels.items() if v.file not in gone}
         entries = tuple(e for e in self.entries if e.kernel in kernels
                         and not (e.used_by and set(e.used_by) <= gone))

@@ -4,8 +4,8 @@ KernelBench level-1 ``conv_standard_*`` / ``conv_pointwise`` / ``conv_depthwise_
 ``kernelbench_v0``.
 
 Why not cuDNN or an implicit GEMM: KernelBench's standard convolutions have 3 input channels. cuDNN's fp32 kernels
-(TF32 off) run them at 4-14 TFLOP/s on an H100, and a Triton implicit GEMM over the flattened (channel, tap) axis
-(``tl.dot(..., input_precision="ieee")``) reached only ~16 TFLOP/s (``benchmarks/results/
+(TF32 off) run them far below the GPU's fp32 rate, and a Triton implicit GEMM over the flattened (channel, tap) axis
+(``tl.dot(..., input_precision="ieee")``) did not do much better (``benchmarks/results/
 2026-11-26-kernelbench-v0-release-h100/call12-probe-conv-gemm.txt``): its FMA dot stages every operand through
 shared memory. Here each thread keeps its operands in registers:
 
@@ -19,14 +19,16 @@ shared memory. Here each thread keeps its operands in registers:
   ``KW`` column taps once (``(WT - 1) * SW + (KW - 1) * DW + 1`` values, zero outside the input: padding) and
   does ``KW * WT * 8`` FMAs from registers.
 
-Measured on an H100 through the harness (2026-11-26, call 14 of the kernelbench-v0 release results): 2.20x over
-cuDNN on 66 (3x5x7 kernel, 18.5 ms vs 40.4), 2.05x on 60 (3x5x7), 1.05x on 54 (3x3x3); it lost on the 2-D and
-1-D tasks (55, 56, 62, 63, 80, 86, 87: 0.74-0.94x; 59: 0.77x; 67, 76: 0.56-0.59x), where there are 3-45
-multiply-adds per output and the kernel is bound by its input-window loads and stores, which cuDNN does better.
+Through the harness (call 14 of the kernelbench-v0 release results:
+benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md; figures:
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md) it beat cuDNN clearly on 66 and 60 (3x5x7 kernels)
+and narrowly on 54 (3x3x3); it lost on the 2-D and 1-D tasks (55, 56, 62, 63, 80, 86, 87; 59; 67 and 76 by the
+most), where there are 3-45 multiply-adds per output and the kernel is bound by its input-window loads and stores,
+which cuDNN does better.
 
 Shapes, strides and kernel sizes are compiled in (one NVRTC build per shape, cached by CuPy on disk). Launched
-through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``) since 2026-11-27; the figures above went through CuPy's
-launch path, ~0.05 ms a call slower on the host (``blocks.pool_cuda``'s measurement). :mod:`.conv_rows_cuda` is
+through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``); the results above went through CuPy's launch path, which
+costs more host time a call (``blocks.pool_cuda``'s measurement). :mod:`.conv_rows_cuda` is
 the same register tiling with the input rows staged in shared memory, for the 2-D shapes.
 Elsewhere (CPU, other dtypes, several groups, no CuPy) :func:`conv` runs ``torch.nn.functional.conv{1,2,3}d``.
 """

@@ -2,22 +2,21 @@
 bias; optionally a depthwise-separable pair folded into one) as a direct convolution in CUDA C whose input rows are
 staged in shared memory: fp32 FMA (no TF32), launched through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``).
 Written for the KernelBench level-1 2-D ``conv_standard_*`` / ``conv_pointwise`` solutions in ``kernelbench_v0``;
-since 2026-11-28 they use :mod:`.conv_vec_cuda` (1.06-1.30x), which falls back to this kernel for shapes it does not
+they now use :mod:`.conv_vec_cuda` (faster on those shapes), which falls back to this kernel for shapes it does not
 take (rows that are not 16-byte multiples, a stride along rows, 1-D and 3-D).
 
 Why a second kernel beside :mod:`.conv_cuda`: that one (each thread 8 output channels x ``WT`` consecutive
-positions, its input window read from global memory with ``__ldg``) lost to cuDNN on the 2-D tasks (0.74-0.94x,
-2026-11-26). Its lanes' window loads are ``WT`` floats apart, so one warp load touches 8 cache lines: about 80 L1
-wavefronts per (input channel, kernel row) per warp, and the 8 warps of a block each load the same windows. By
-count that is ~90 us of L1 traffic on 63_conv_standard_2D against ~50 us of FMA and ~90 us of output writes
-(264 MB). Here a block stages the input rows all its outputs need once, with coalesced loads, and the threads read
-their windows from shared memory (16-byte reads where the window is 4-aligned); the FMA loop and the epilogue are
-those of :mod:`.conv_cuda`.
+positions, its input window read from global memory with ``__ldg``) lost to cuDNN on the 2-D tasks (figures:
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md). Its lanes' window loads are ``WT`` floats apart, so
+one warp load touches 8 cache lines: about 80 L1 wavefronts per (input channel, kernel row) per warp, and the 8 warps
+of a block each load the same windows. By count, on 63_conv_standard_2D, that L1 traffic takes about as long as the
+output writes (264 MB) and longer than the FMAs. Here a block stages the input rows all its outputs need once, with
+coalesced loads, and the threads read their windows from shared memory (16-byte reads where the window is
+4-aligned); the FMA loop and the epilogue are those of :mod:`.conv_cuda`.
 
-Measured through the harness on an H100 (2026-11-27, eager baseline): 62 1.03-1.09x, 63 1.04-1.11x, 80 1.08-1.10x, 87
-1.09-1.22x; lost on 55 (0.96x), 56 (0.98x) and 59 (3-D, 10-wide rows: 0.74x), and a probe timed the folded separable
-pair of 86 at 0.69x. It writes its output at ~1 TB/s, a third of the GPU's rate (116-124 registers a thread: two
-blocks a multiprocessor; not profiled).
+Through the harness (eager baseline) it won narrowly on 62, 63, 80 and 87 and lost on 55, 56 and 59 (3-D, 10-wide
+rows), and a probe timed the folded separable pair of 86 slower than eager. It writes its output well below the
+GPU's DRAM rate (116-124 registers a thread: two blocks a multiprocessor; not profiled).
 
 Layout of a block (256 threads, 8 warps): warp ``w`` owns output channels ``64 b + 8 w .. + 7`` (``b`` =
 ``blockIdx.y``); the 32 lanes cover ``RPB`` output rows (a row is one (depth, row) of one sample) of ``CPRP``

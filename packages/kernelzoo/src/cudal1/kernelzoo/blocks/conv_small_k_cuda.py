@@ -1,24 +1,23 @@
-"""Convolution with a small reduction (input channels x kernel taps <= :data:`MAX_K`, e.g. 3 channels and a 3 x 3
-or 3 x 5 kernel) as an implicit GEMM in CUDA C, built like the small-K GEMM of :mod:`.skinny_gemm_cuda`: fp32 FMA
+"""Convolution with a small reduction (input channels x kernel taps <= :data:`MAX_K`, e.g. 3 channels and a 3x3
+or 3x5 kernel) as an implicit GEMM in CUDA C, built like the small-K GEMM of :mod:`.skinny_gemm_cuda`: fp32 FMA
 (no TF32), launched through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``). For KernelBench level 1's
 ``59_conv_standard_3D`` (a (3, 3, 1) kernel: a 2-D convolution of every depth slice).
 
-Measured through the harness on an H100 (2026-11-27, eager baseline;
-benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md): 59 1.37x (2.104 ms against cuDNN's 2.847). On the
-2-D tasks with 3 input channels it lost or tied, and their solutions keep :mod:`.conv_rows_cuda`: 55 1.00x, 56
-0.85x, 62 0.91x, 63 1.00x, 80 0.84x (a probe had conv_rows_cuda 1.15-1.26x and this kernel 0.90-1.19x on 55, 63,
-80). Not profiled: each block stages its operands, then computes, then stores, with no overlap inside the block
-(64-66 registers, 21-37 KB of shared memory).
+Through the harness (eager baseline; benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md) it beat cuDNN on
+59. On the 2-D tasks with 3 input channels (55, 56, 62, 63, 80) it lost or tied, and their solutions keep
+:mod:`.conv_rows_cuda` (a probe had conv_rows_cuda faster than eager on 55, 63 and 80 and this kernel mixed there;
+figures: benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md). Not profiled: each block stages its operands,
+then computes, then stores, with no overlap inside the block (64-66 registers, 21-37 KB of shared memory).
 
-Why: with K = 27 or 45 products per output these convolutions cost their output writes (131-264 MB at the 2-D
-task sizes, 2.64 GB for 59) and a few hundred MFMA; cuDNN's fp32 kernels (TF32 off) write at about 1 TB/s, and
-so did :mod:`.conv_rows_cuda` (1.03-1.08x over eager, 0.74x on 59). A block here computes 64 output channels x 128
-consecutive output positions of one sample (positions flattened over the output plane, so no lane idles at row
-ends): it stages the weights (K x 64, transposed) and the implicit-GEMM operand (K x 128: for each (channel, tap)
-the input value each position reads, zero in the padding) in shared memory, then each of its 256 threads
-accumulates 4 channels x 8 positions (float4 shared-memory reads, as the GEMM) in (channel, kernel row, kernel
-column) order and writes them with float4 streaming stores: a warp writes two 256-byte runs of each of its
-channels' rows.
+Why: with K = 27 or 45 products per output these convolutions cost their output writes (131-264 MB at the 2-D task
+sizes, 2.64 GB for 59) and a few hundred MFMA; cuDNN's fp32 kernels (TF32 off) write well below the GPU's DRAM rate,
+and so did :mod:`.conv_rows_cuda` (a little faster than eager on the 2-D tasks, slower on 59). A block here computes
+64 output channels x 128 consecutive output positions of one sample (positions flattened over the output plane, so no
+lane idles at row ends): it stages the weights (K x 64, transposed) and the implicit-GEMM operand (K x 128: for each
+(channel, tap) the input value each position reads, zero in the padding) in shared memory, then each of its 256
+threads accumulates 4 channels x 8 positions (float4 shared-memory reads, as the GEMM) in (channel, kernel row, kernel
+column) order and writes them with float4 streaming stores: a warp writes two 256-byte runs of each of its channels'
+rows.
 
 A 3-D convolution whose kernel is 1 along the last dimension, with stride 1, no padding there and stride 1 along
 the dimension before it, is the 2-D convolution of the (N, C, A, B * D) view with the column taps D apart (their

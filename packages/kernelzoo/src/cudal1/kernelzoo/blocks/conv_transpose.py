@@ -7,9 +7,10 @@ Gather form: ``y[n, co, o] = b[co] + sum_{ci, k} x[n, ci, (o + p - k d) / s] w[c
 into its ``s`` residue classes ``o = s j + r``: the valid taps then depend on ``r`` only (an arithmetic
 progression ``k0, k0 + q, ...`` with ``q = s / gcd(s, d)``), and the input index is ``j + c(r, k)``. A program
 owns one class, one sample and group, a block of ``BM`` class positions and ``BN`` output channels, and runs a
-GEMM whose reduction axis is (valid tap, input channel) only: no multiply by an inserted zero (cuDNN's fp32
-transposed convolutions with stride > 1, groups or dilation run at 1-7 TFLOP/s on an H100, and some of these
-tasks have classes that no tap reaches at all: they are written as bias / zero without any reduction).
+GEMM whose reduction axis is (valid tap, input channel) only: no multiply by an inserted zero (cuDNN's fp32 transposed
+convolutions with stride > 1, groups or dilation run far below the GPU's fp32 rate (figures:
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md), and some of these tasks have classes that no tap
+reaches at all: they are written as bias / zero without any reduction).
 1-D and 2-D inputs are viewed as 3-D with unit leading spatial dimensions (free views).
 
 Elsewhere (CPU, other dtypes) :func:`conv_transpose` runs ``torch.nn.functional.conv_transpose{1,2,3}d``.

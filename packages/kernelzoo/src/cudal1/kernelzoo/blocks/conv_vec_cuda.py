@@ -3,35 +3,35 @@ lanes own 4 consecutive output columns each: fp32 FMA (no TF32), launched throug
 ``cuLaunchKernel``). For the KernelBench level-1 2-D ``conv_standard_*`` / ``conv_pointwise`` solutions in
 ``kernelbench_v0`` (3 -> 64 channels; 55, 56, 62, 63, 80, 87).
 
-Why a third kernel beside :mod:`.conv_rows_cuda`: that one stages input rows in shared memory, gives each lane
-``WT`` (up to 8) consecutive positions of 8 channels and stores them through a shared-memory transpose, one channel
-at a time; it wrote its output at 1.0-1.4 TB/s for 1.09-1.22x over cuDNN (62, 63, 80, 87) and lost on 55 / 56.
-Here nothing goes through shared memory but the weights: a lane reads its input window straight from global memory
-as 16-byte loads (a warp's load is 512 contiguous bytes of an L2-resident row), keeps ``CT`` channels x ``G``
-groups of 4 columns in registers, and stores each (channel, group) as one 16-byte store, so that a warp's store is
-512 contiguous bytes of one output row. Weights are read from shared memory as 16-byte broadcasts (every lane of a
-warp reads the same channels). What the 2026-11-28 probes measured (``benchmarks/probes/probe_conv_vec.py``, H200
-and H100, fifteenth pass):
+Why a third kernel beside :mod:`.conv_rows_cuda`: that one stages input rows in shared memory, gives each lane ``WT``
+(up to 8) consecutive positions of 8 channels and stores them through a shared-memory transpose, one channel at a
+time; it wrote its output well below the GPU's DRAM rate, won narrowly over cuDNN (62, 63, 80, 87) and lost on 55 and
+56. Here nothing goes through shared memory but the weights: a lane reads its input window straight from global memory
+as 16-byte loads (a warp's load is 512 contiguous bytes of an L2-resident row), keeps ``CT`` channels x ``G`` groups
+of 4 columns in registers, and stores each (channel, group) as one 16-byte store, so that a warp's store is 512
+contiguous bytes of one output row. Weights are read from shared memory as 16-byte broadcasts (every lane of a
+warp reads the same channels). What the probes found (``benchmarks/probes/probe_conv_vec.py``, fifteenth pass:
+benchmarks/results/2026-11-28-kernelbench-v0-fifteenth-pass-h100.md; figures:
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md):
 
-- evict-first stores (``__stcs``) against plain ones (the output, 130-270 MB, streams through L2): 21-70% less time
-  back to back on the H200; timed as the harness times a call on the H100, 6-57% less on five shapes, 1.5% more
-  on 55;
+- evict-first stores (``__stcs``) against plain ones (the output, 130-270 MB, streams through L2): less time back
+  to back; timed as the harness times a call, less on five shapes and slightly more on 55;
 - one wave of blocks that each compute consecutive rows with their weights staged once, against a block a row:
-  1-26% less time on the 3 x 3 and 3 x 5 kernels (H100, harness-like timing); on the 1 x 1 kernel of 87, 5-10%
-  more back to back (H200), so a block computes one row there (:data:`FEW_TAPS`);
+  less time on the 3x3 and 3x5 kernels (harness-like timing); on the 1x1 kernel of 87, more back to back, so a
+  block computes one row there (:data:`FEW_TAPS`);
 - rows of an 8-byte but not 16-byte multiple (254 columns): 8-byte stores that each write every other 8 bytes of
-  512 lost to cuDNN under the harness's timing (L2 flushed before each call: 0.94x on 63) though not back to back;
-  lanes that trade values with shuffles so that each store writes 256 contiguous bytes (``Tile.pairs``) gave 1.20x.
+  512 lost to cuDNN under the harness's timing (L2 flushed before each call; on 63) though not back to back;
+  lanes that trade values with shuffles so that each store writes 256 contiguous bytes (``Tile.pairs``) won there.
 
-The seventeenth pass (H200, 2026-11-28, ``benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md``):
-the kernel's time is close to the sum of its FMA time and its output's write time, not the larger of the two, and
-254-float output rows cost more than 256-float ones (63's work 0.137 ms against 0.118 back to back; a store-only proxy
-0.101 against 0.067). Staging the input rows a row group ahead (``Tile.stage``; :data:`STAGED_TILE`) gained on 63 and
-86 as the harness times a call (mixed on 55); three ideas that did not gain were removed (two in commit history): rows
-stored on 16-byte boundaries (0.124 ms against the paired stores' 0.101 on the store-only proxy), a row group's values
-kept in registers and stored while the next is computed (back to back 1.5-31% slower on six shapes, 2% faster on 87),
-and half of the blocks started 2-8 us late so that not every multiprocessor computes or stores at once (back to back
-within 4% on the six 3 x 3 / 3 x 5 shapes, 5-31% slower on 87).
+The seventeenth pass (``benchmarks/results/2026-11-28-kernelbench-v0-seventeenth-pass-h200.md``): the kernel's time is
+close to the sum of its FMA time and its output's write time, not the larger of the two, and 254-float output rows
+cost more than 256-float ones (on 63's work back to back and on a store-only proxy). Staging the input rows a row
+group ahead (``Tile.stage``; :data:`STAGED_TILE`) gained on 63 and 86 as the harness times a call (mixed on 55); three
+ideas that did not gain were removed (two in commit history): rows stored on 16-byte boundaries (slower than the
+paired stores on the store-only proxy), a row group's values kept in registers and stored while the next is computed
+(back to back slower on six shapes, slightly faster on 87), and half of the blocks started a few microseconds late so
+that not every multiprocessor computes or stores at once (back to back about level on the six 3x3 / 3x5 shapes, slower
+on 87).
 
 Layout: a block is ``RB`` output rows at a time (a row is one (sample, output row)); in it, warp ``w`` owns channel
 group ``w % NCG`` (``CT`` channels) and column chunk ``(w / NCG) % NWG`` of one row; a chunk is ``G`` groups of 128
@@ -39,8 +39,9 @@ columns, lane ``l`` owning columns ``128 g + 4 l .. + 3`` of each group. Shapes,
 the row stride and the tile are compiled in (one NVRTC build per shape).
 
 Needs: a unit stride along the last dimension, an input row length that is a multiple of 4 (16-byte aligned rows),
-input data that starts on 16 bytes and one group; :func:`conv` falls back to :mod:`.conv_rows_cuda` elsewhere (and to PyTorch off CUDA fp32). The
-folded depthwise-separable pair (:func:`separable_conv`) measured 0.98x on 86 and is not in the set.
+input data that starts on 16 bytes and one group; :func:`conv` falls back to :mod:`.conv_rows_cuda` elsewhere (and to
+PyTorch off CUDA fp32). The folded depthwise-separable pair (:func:`separable_conv`) did not win on 86 and is not in
+the set.
 
 x: (N, Cin, H, W) float32 CUDA; weight (Cout, Cin, KH, KW); returns (N, Cout, OH, OW) float32.
 """

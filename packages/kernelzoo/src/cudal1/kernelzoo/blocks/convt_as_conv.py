@@ -6,12 +6,12 @@ caller has for cuDNN convolutions applies to both).
 
 Why: cuDNN runs ``conv_transpose{2,3}d`` (its backward-data kernels) and ``conv{2,3}d`` (forward kernels) with
 different algorithms. For KernelBench level 1's stride-1 2-D transposed convolutions of 32 -> 64 channels the
-forward ones were faster on an H100 (``benchmarks/probes/probe_convt_forward.py``, 2026-11-28, one call timed as the
-harness times it): 78 0.85 ms against 1.38 (eager) and 1.15 (the Triton implicit GEMM of :mod:`.conv_transpose`),
-57 0.34 against 0.49 and 0.41 (Triton), 71 0.57 against 1.52 and 0.67, 69 0.087 against 0.106; not on 65 (0.56
-against 0.56) nor in 3-D on 68 (77 ms back to back against Triton's 39). Per call the flipped weight is formed
-again (a copy of its 18-31 K values, and cuDNN's own to contiguous): parameters are read at every call, nothing is
-cached.
+forward ones were faster (``benchmarks/probes/probe_convt_forward.py``, one call timed as the harness times it;
+benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100.md; figures:
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md) than both eager and the Triton implicit GEMM of
+:mod:`.conv_transpose` on 78, 57, 71 and 69; not on 65 (level with eager) nor in 3-D on 68 (slower than Triton back
+to back). Per call the flipped weight is formed again (a copy of its 18-31 K values, and cuDNN's own to contiguous):
+parameters are read at every call, nothing is cached.
 
 :func:`conv_transpose` takes ``torch.nn.functional.conv_transpose{1,2,3}d``'s arguments and runs the forward
 convolution where :func:`applies` (unit stride, no output padding, one group, ``d (k - 1) - p >= 0``: PyTorch's

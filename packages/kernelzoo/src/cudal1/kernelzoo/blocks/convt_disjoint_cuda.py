@@ -8,15 +8,15 @@ Gather form: ``y[n, co, oh, ow] = b[co] + sum_ci x[n, ci, ih, iw] w[ci, co, kh, 
 with ``(oh + PH - kh DH) % SH == 0`` (``ih`` its quotient, inside the input) and likewise ``kw``; a position
 with no such tap in either dimension is the bias (zero).
 
-Layout: ``kw`` depends only on ``(ow + PW) % SW``, so a lane owns ``SW`` consecutive positions of a row (one of
-each residue, tap indices compiled in) and all 32 lanes of a warp use the same weights at each step (broadcast
-reads from shared memory). A block covers ``32 * SW`` columns and 64 output channels (warp ``w``: channels
-``8 w .. 8 w + 7``) of up to :data:`ROWS_PER_BLOCK` rows of one residue class modulo ``SH``, which share one tap
-``kh`` and so one staging of the weights; it reads ``x`` rows with coalesced loads and stores through a
-shared-memory transpose, each warp store 32 consecutive floats: the output, mostly zeros, is written once at full
-width. Measured on task 81 through the harness on an H100 (2026-11-27, eager baseline): 2.12x (0.70 ms against
-1.49); one row a block (the weights staged per row) 1.38x; the Triton implicit GEMM of :mod:`.conv_transpose`,
-which writes one residue class per program (stride-``SW`` stores), 0.86x (2026-11-25).
+Layout: ``kw`` depends only on ``(ow + PW) % SW``, so a lane owns ``SW`` consecutive positions of a row (one of each
+residue, tap indices compiled in) and all 32 lanes of a warp use the same weights at each step (broadcast reads from
+shared memory). A block covers ``32 * SW`` columns and 64 output channels (warp ``w``: channels ``8 w .. 8 w + 7``) of
+up to :data:`ROWS_PER_BLOCK` rows of one residue class modulo ``SH``, which share one tap ``kh`` and so one staging of
+the weights; it reads ``x`` rows with coalesced loads and stores through a shared-memory transpose, each warp store 32
+consecutive floats: the output, mostly zeros, is written once at full width. Through the harness on task 81 (eager
+baseline; figures: benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md) it beat eager clearly; one row a
+block (the weights staged per row) won by less, and the Triton implicit GEMM of :mod:`.conv_transpose`, which writes
+one residue class per program (stride-``SW`` stores), lost to eager.
 
 x: (N, Cin, IH, IW) float32 CUDA; weight (Cin, Cout, KH, KW) (``nn.ConvTranspose2d``'s, one group); bias (Cout,)
 or None; returns (N, Cout, OH, OW) float32. :func:`disjoint_taps` says whether a shape qualifies; elsewhere (CPU,

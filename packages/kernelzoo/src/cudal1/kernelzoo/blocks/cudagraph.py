@@ -17,7 +17,7 @@ the same kernels, not a cache. What it needs from ``fn``: no host synchronisatio
 copies into them) rather than replaced. Inference only: with gradients enabled (outside ``torch.no_grad()``), on
 CPU tensors and inside another capture, ``fn`` simply runs eagerly. A capture that fails raises (torch's error, with
 the signature): a silent eager fallback would hide the lost speedup, and after a failed capture torch's CUDA random
-generator refuses further work in the process (seen on an H100, torch 2.11), so there is nothing safe to fall back to.
+generator refuses further work in the process (seen with torch 2.11), so there is nothing safe to fall back to.
 
 Memory: each captured signature keeps its static inputs, outputs and a private pool of ``fn``'s intermediates.
 """

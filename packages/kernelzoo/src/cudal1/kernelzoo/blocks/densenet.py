@@ -4,7 +4,7 @@ A dense block writes its input and each layer's new features once into one preal
 buffer (each layer reads its channel prefix as a strided slice) instead of re-concatenating every earlier
 feature after each layer; batch norm + ReLU is one Triton kernel reading that slice (scale and shift from the
 running statistics in the kernel); a transition's batch norm + ReLU + 2x2 average pool is one kernel and its
-1x1 convolution (no bias, so it commutes with the average) runs on the 4x smaller pooled input. Convolutions
+1x1 convolution (no bias, so it commutes with the average) runs on the pooled input, a quarter the size. Convolutions
 stay cuDNN fp32. fp32 CUDA input with a contiguous (H, W) plane; elsewhere the PyTorch formulation.
 """
 

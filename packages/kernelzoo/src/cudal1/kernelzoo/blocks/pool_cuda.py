@@ -12,16 +12,17 @@ and write only the values.
 The plane kernel (``method="planes"``, max pooling of (H, W) slices up to :data:`PLANE_MAX` values): one block per
 (plane, output depth) folds the input depth slices its window takes into one max in shared memory (16-byte loads,
 all issued before use), then reads the (row, column) taps from there: the direct kernel's 27 loads an output
-through L1 bound it on KernelBench's 43_Max_Pooling_3D. Measured through the harness on an H100 (2026-11-27,
-eager baseline; benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md): 43 (3-D, k 3, s 2, d 3) 1.38x
-direct, 1.74x planes; 45 (2-D average, k 3, s 3) 1.03x direct; 42 (2-D max on a 34 MB input, a 0.06 ms reference)
-0.92x direct, not shipped. All calls launch through ``cuda_jit.run`` (the driver's ``cuLaunchKernel``).
+through L1 bound it on KernelBench's 43_Max_Pooling_3D. Through the harness (eager baseline;
+benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md) both kernels beat eager on 43 (3-D, k 3, s 2, d 3), the
+plane kernel by more; the direct kernel was about level on 45 (2-D average, k 3, s 3) and lost on 42 (2-D max on a
+34 MB input, a short reference call), not shipped. All calls launch through ``cuda_jit.run`` (the driver's
+``cuLaunchKernel``).
 
 The rows kernel (``method="rows"``, 2-D average pooling without padding or dilation): one block per (plane, RB
 output rows) sums each output row's input rows column by column in shared memory (16-byte loads), then each output
-adds KW column sums (rows first, then columns: not PyTorch's order). On 45 it measured 1.03x, CI [0.98, 1.05]
-through the harness and level with the direct kernel in a probe (0.143 ms each, eager 0.150;
-benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md): 45 stays in ``pending/``.
+adds KW column sums (rows first, then columns: not PyTorch's order). On 45 it was not clearly faster than eager
+through the harness (within its noise) and level with the direct kernel in a probe
+(benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md): 45 stays in ``pending/``.
 
 Semantics, as PyTorch's CUDA kernels: max: padding reads nothing (it is not part of any window), a NaN in the
 window gives NaN (``v > m || isnan(v)``), ties keep the first; average: the sum in window order (depth, row,

@@ -2,33 +2,32 @@
 ``7_Matmul_with_small_K_dimension_`` and ``9_Tall_skinny_matrix_multiplication_`` (solutions in
 ``kernelbench_v0``).
 
-:func:`small_k_matmul`: a (M, K) @ b (K, N) -> (M, N), fp32, 1 <= K <= :data:`MAX_K`. Cost is writing C (4 M N
-bytes; 1.07 GB at 16384 x 16384, ~0.36 ms at an H100's ~3 TB/s) and 2 M N K FLOP of fp32 FMA that can run while
-the stores drain. A program owns one BLOCK_M x BLOCK_N output tile; K goes in BLOCK_K = 16 steps, unrolled (two at
-K = 32; no loop, so ``num_stages`` changes nothing there), each one ``tl.dot(..., input_precision="ieee")`` (fp32
-products and sums, no reduced-precision tensor cores) of a (BLOCK_M, 16) slice of A and a (16, BLOCK_N) slice of
-B, read from L2 (A and B are 2 MB each at the task sizes); the tile is then stored once with ``evict_first``
-stores, so C's lines do not push A and B out of L2. The Triton kernel runs for fp32 CUDA tensors
-(:func:`small_k_matmul_triton` runs it unconditionally: CUDA, or CPU under ``TRITON_INTERPRET=1``),
-``torch.matmul`` elsewhere (:func:`small_k_matmul_ref`). Launch configs are per input shape in
-:data:`GEMM_CONFIGS` (:data:`GEMM_DEFAULT` otherwise); ``benchmarks/probes/probe_skinny_gemm.py`` times
-candidates on a GPU.
+:func:`small_k_matmul`: a (M, K) @ b (K, N) -> (M, N), fp32, 1 <= K <= :data:`MAX_K`. Cost is writing C (4 M N bytes;
+1.07 GB at 16384x16384, bound by DRAM bandwidth) and 2 M N K FLOP of fp32 FMA that can run while the stores drain. A
+program owns one BLOCK_M x BLOCK_N output tile; K goes in BLOCK_K = 16 steps, unrolled (two at K = 32; no loop, so
+``num_stages`` changes nothing there), each one ``tl.dot(..., input_precision="ieee")`` (fp32 products and sums, no
+reduced-precision tensor cores) of a (BLOCK_M, 16) slice of A and a (16, BLOCK_N) slice of B, read from L2 (A and B
+are 2 MB each at the task sizes); the tile is then stored once with ``evict_first`` stores, so C's lines do not push A
+and B out of L2. The Triton kernel runs for fp32 CUDA tensors (:func:`small_k_matmul_triton` runs it unconditionally:
+CUDA, or CPU under ``TRITON_INTERPRET=1``), ``torch.matmul`` elsewhere (:func:`small_k_matmul_ref`). Launch configs
+are per input shape in :data:`GEMM_CONFIGS` (:data:`GEMM_DEFAULT` otherwise);
+``benchmarks/probes/probe_skinny_gemm.py`` times candidates on a GPU.
 
-Measured by that probe on an H100 (2026-11-26, host time with a cold L2 against eager ``torch.matmul``; the
-probe, not the harness): the smallest tile tried won, 64 x 64 with 4 warps, 1.167x at K = 32 and 1.330x at
-K = 16; 128 x 128 with 8 warps capped at 128 registers 1.11x on both, persistent grids 0.98-1.09x
-(benchmarks/results/2026-11-26-kernelbench-v0-release-h100/call13-probe-skinny-gemm.txt).
+In that probe (host time with a cold L2 against eager ``torch.matmul``; the probe, not the harness;
+benchmarks/results/2026-11-26-kernelbench-v0-release-h100/call13-probe-skinny-gemm.txt; figures:
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md) the smallest tile tried won, 64x64 with 4 warps,
+faster than eager at K = 32 and more so at K = 16; 128x128 with 8 warps capped at 128 registers gained less on
+both, persistent grids little or nothing.
 
-Through the harness (eager baseline) neither verified above 1.0x: 7 measured 1.08x (CI [0.94, 1.21]) and 1.01x (CI
-[0.80, 1.13]); 9 was rejected ``reference_drift`` (2026-11-27; benchmarks/results/
-2026-11-27-kernelbench-v0-level1-h100.md). Both were timed with ``cudaMalloc`` inside the paired calls (see
-``cudal1.harness.allocator``). Both tasks now ship :mod:`.skinny_gemm_cuda` (CUDA C, 1.23x and 1.24x;
-benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md); this kernel stays the fallback for shapes that one
-does not take.
+Through the harness (eager baseline) neither verified faster than eager: both of 7's runs had confidence intervals
+that took in eager's time; 9 was rejected ``reference_drift``
+(benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md). Both were timed with ``cudaMalloc`` inside the paired
+calls (see ``cudal1.harness.allocator``). Both tasks now ship :mod:`.skinny_gemm_cuda` (CUDA C, faster than eager on
+both; benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md); this kernel stays the fallback for shapes that
+one does not take.
 
-A split-K GEMV for ``4_Matrix_vector_multiplication_`` (256 x 131072) was tried and removed: it lost at every
-config (best 0.783x of eager; its kernel alone took 0.094 ms of CUDA-event time against cuBLAS's 0.073 ms; same
-results file).
+A split-K GEMV for ``4_Matrix_vector_multiplication_`` (256x131072) was tried and removed: it lost to eager at
+every config (its kernel alone was slower than cuBLAS's in CUDA-event time; same results file).
 """
 
 from __future__ import annotations

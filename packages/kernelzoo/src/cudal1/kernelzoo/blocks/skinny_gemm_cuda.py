@@ -2,10 +2,11 @@
 KernelBench level 1's ``7_Matmul_with_small_K_dimension_`` (K = 32) and ``9_Tall_skinny_matrix_multiplication_``
 (K = 16), both (16384, K) @ (K, 16384).
 
-Cost: writing C (4 M N bytes, 1.07 GB at the task sizes, ~0.37 ms at an H100's ~2.9 TB/s) and M N K fp32 FMAs
-(8.6 G at K = 32, ~0.27 ms at the H100's FP32 rate) that can run while other blocks' stores drain. Eager is
-cuBLAS's SIMT SGEMM (TF32 off). The Triton kernel of :mod:`.skinny_gemm` (fp32 ``tl.dot``) measured 1.01-1.08x
-through the harness on K = 32 (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
+Cost: writing C (4 M N bytes, 1.07 GB at the task sizes, bound by DRAM bandwidth) and M N K fp32 FMAs (8.6 G at
+K = 32, a little less time than the write at the GPU's FP32 rate; figures:
+benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md) that can run while other blocks' stores drain. Eager is
+cuBLAS's SIMT SGEMM (TF32 off). The Triton kernel of :mod:`.skinny_gemm` (fp32 ``tl.dot``) was barely faster than
+eager through the harness on K = 32 (benchmarks/results/2026-11-27-kernelbench-v0-level1-h100.md).
 
 Kernel: one block of 256 threads per (16 TM) x 128 output tile (TM = 4 or 8 rows a thread). The block reads its A
 rows (contiguous: the whole K of each row) into shared memory transposed and its B columns as float4 rows, then each

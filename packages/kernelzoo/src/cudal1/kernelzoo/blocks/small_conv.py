@@ -6,13 +6,13 @@ Why: at these sizes (0.03-25 MB, microseconds of GPU work) a call is mostly host
 ``nn.ConvTranspose1d`` / depthwise ``nn.Conv2d`` go through ``aten::convolution``'s dispatch and cuDNN's (or
 PyTorch's depthwise) host path, sometimes two kernels (cuDNN's transposed convolution adds a
 ``scalePackedTensor``); here the host path is one ``torch.empty`` and one launch through the compiled kernel's
-launcher. The 2026-11-26 Triton versions of these kernels lost (0.53-0.66x) on ``kernel[grid]``'s 15-25 us of
-launch time alone (benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
+launcher. Earlier Triton versions of these kernels lost to eager on ``kernel[grid]``'s launch time alone
+(benchmarks/results/2026-11-26-kernelbench-v0-release-h100.md).
 
-What it gained, through the harness on an H100 (2026-11-27, eager baseline;
-benchmarks/results/2026-11-27-kernelbench-v0-thirteenth-pass-h100.md): 83 (3 x 1 depthwise) 1.32x, 82 (3 x 3)
-1.11x, each above 1.0 in two runs; 85 (3 x 5) 1.10x then 0.87x; 84 and the 1-D tasks 64, 67, 74, 76, 79 lost or
-tied (0.74-1.13x). One launch plus the allocation costs about what eager's whole call does at these sizes.
+What it gained, through the harness (eager baseline;
+benchmarks/results/2026-11-27-kernelbench-v0-thirteenth-pass-h100.md): 83 (3x1 depthwise) and 82 (3x3) beat eager in
+each of two runs; 85 (3x5) won once, then lost; 84 and the 1-D tasks 64, 67, 74, 76, 79 lost or tied. One launch plus
+the allocation costs about what eager's whole call does at these sizes.
 
 The kernels, fp32 (no TF32), every geometry value a compile-time constant:
 
@@ -112,8 +112,8 @@ def _pow2(v: int) -> int:
 
 def depthwise_tile(oh: int, ow: int) -> tuple[int, int, int]:
     """(BH, BW, num_warps) of the depthwise kernel for an (oh, ow) output plane: BW the row's power of two up to
-    256, BH filling :data:`DEPTHWISE_TILE` values but no taller than the plane, 4 warps (on an H100 the tiles from
-    2 x 256 to 64 x 64 were within the probe's noise of each other at KernelBench's sizes:
+    256, BH filling :data:`DEPTHWISE_TILE` values but no taller than the plane, 4 warps (the tiles from 2x256
+    to 64x64 were within the probe's noise of each other at KernelBench's sizes:
     benchmarks/results/2026-11-27-kernelbench-v0-thirteenth-pass-h100/call2-probe-small-conv.txt)."""
     bw = min(256, _pow2(ow))
     return min(max(1, DEPTHWISE_TILE // bw), _pow2(oh)), bw, 4
@@ -122,8 +122,8 @@ def depthwise_tile(oh: int, ow: int) -> tuple[int, int, int]:
 def line_tile(c_in: int, c_out: int, out_len: int) -> tuple[int, int, int, int]:
     """(BC, BCI, BL, num_warps) of the 1-D kernel, a ``tl.dot`` of BC x BCI weights and BCI x BL inputs per tap
     (each at least 16): BC the output channels' power of two up to 32, BCI 16, BL 32, 2 warps. In the probe (same
-    file as :func:`depthwise_tile`) that tile was the fastest or within 1% of it on four of the five 1-D tasks and
-    4% behind a 64 x 32 x 32 tile on 64; the probe's run-to-run noise is larger than those gaps."""
+    file as :func:`depthwise_tile`) that tile was the fastest or close to it on four of the five 1-D tasks and
+    a little behind a 64x32x32 tile on 64; the probe's run-to-run noise is larger than those gaps."""
     return min(32, max(16, _pow2(c_out))), 16, min(32, max(16, _pow2(out_len))), 2
 
 

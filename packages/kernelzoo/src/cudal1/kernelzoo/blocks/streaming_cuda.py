@@ -6,13 +6,13 @@ on data read or written once).
 :func:`frobenius_normalize` ``x / sqrt(sum(x * x))``: one launch sums the squares (grid-stride, per-block
 partials; the block that arrives last, behind ``__threadfence`` and an arrival counter, sums the partials in a
 fixed order, stores the norm on the device and resets the counter: no host synchronisation, no memset), a second
-divides (a true division, as eager) and walks the tensor from its end, whose last ~50 MB the first pass has just
-left in L2. Measured on an H100 (2026-11-27): 1.10x over eager through the harness (probe: 0.304 ms against
-0.348, ``benchmarks/results/2026-11-27-kernelbench-v0-level1-h100/``).
+divides (a true division, as eager) and walks the tensor from its end, whose last ~50 MB the first pass has just left
+in L2. It beat eager through the harness and in a probe
+(``benchmarks/results/2026-11-27-kernelbench-v0-level1-h100/``).
 
-The same call measured, and lost, a split-row GEMV for ``4_Matrix_vector_multiplication_`` (0.87x: 0.082 ms
-against cuBLAS's 0.075) and a scale-by-scalar kernel for ``5_Matrix_scalar_multiplication`` (0.94x: 0.21 ms
-against eager's vectorised elementwise kernel at 0.20); both were removed.
+The same call measured, and lost, a split-row GEMV for ``4_Matrix_vector_multiplication_`` (slower than cuBLAS)
+and a scale-by-scalar kernel for ``5_Matrix_scalar_multiplication`` (slower than eager's vectorised elementwise
+kernel); both were removed (figures: benchmarks/results/2026-12-05-kernelzoo-docstring-figures.md).
 
 Inputs: float32 CUDA tensors, contiguous, 16-byte aligned, with a multiple of 4 elements (else, and on CPU or
 without CuPy, the PyTorch expression runs).
@@ -21,10 +21,9 @@ without CuPy, the PyTorch expression runs).
 mean[c]) * (weight[c] / sqrt(var[c] + eps)) + bias[c]`` in one pass, one block per 256 * UNROLL float4s of one (n,
 c) plane, loads issued before the block reads its channel's four parameters (L2 hits after the first block of the
 channel). Nothing is cached between calls: the parameters and buffers are read at each call. Eager runs cuDNN's
-inference kernel, 0.28 ms through the harness on an H100 for 268 MB in and out (1.9 TB/s), where eager's own
-scale-by-scalar kernel moves the same bytes in 0.20 ms. Measured: 1.16x through the harness (0.232 ms against 0.271;
-a probe: 0.215-0.218 ms for 2, 4 or 8 float4s a thread;
-benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md). Planes whose size is not a multiple of 1024 *
+inference kernel, which moves its 268 MB in and out more slowly than eager's own scale-by-scalar kernel moves the
+same bytes. It beat eager through the harness, and a probe timed 2, 4 or 8 float4s a thread alike
+(benchmarks/results/2026-11-27-kernelbench-v0-l1-kernels-h100.md). Planes whose size is not a multiple of 1024 *
 UNROLL values, other dtypes and CPU tensors take ``torch.nn.functional.batch_norm``."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Backward kernel of the zoo's activations, written once: ``dx = dy * f'(x)`` elementwise, one read of ``x``
 and ``dy`` and one write of ``dx`` (the reference's VJP recomputes the activation in PyTorch, several passes).
 The derivatives follow PyTorch's own backward formulas, kinks included (relu and leaky_relu at 0 take the
-``x <= 0`` side, hardswish ``(2x + 3) / 6`` on the open ``(-3, 3)``, 0 at -3 and 1 at 3, softplus 1 above its
+``x <= 0`` side, hardswish ``(2 * x + 3) / 6`` on the open ``(-3, 3)``, 0 at -3 and 1 at 3, softplus 1 above its
 threshold).
 
 Shapes: any, ``x`` and ``dy`` one shape; fp32, bf16, fp16 (fp32 math, one rounding at the store); CUDA.

@@ -7,8 +7,8 @@ under are left as they are: this module never touches ``torch.backends`` flags).
 
 There is no Triton kernel here, on purpose. These convolutions are compute-bound (2 * C_in * K FLOP per
 output element); without TF32 the GPU's only fast path is cuDNN's fp32 implicit GEMM, and a hand-written
-Triton implicit-GEMM conv in fp32 has not been shown to beat it. Solutions built on this are therefore ~1.0x
-against eager by construction; the zoo's own kernels go into the parts around a convolution (bias,
+Triton implicit-GEMM conv in fp32 has not been shown to beat it. Solutions built on this are therefore at parity
+with eager by construction; the zoo's own kernels go into the parts around a convolution (bias,
 activation, normalisation, pooling) in the fused tasks.
 """
 

@@ -20,8 +20,8 @@ no forward recompute, each gradient only when wanted:
   fp32 partial sums, summed over images and tiles after: one read of ``x`` and ``dy``, deterministic.
 
 Why not ``torch.nn.grad.conv2d_input`` / ``conv2d_weight`` (PyTorch's fp32 depthwise kernels): the same
-access pattern in the forward ran 2.5x faster here than there (2091 against 840 GB/s on the H100,
-benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), and PyTorch's weight gradient reduces each of the
+access pattern in the forward ran much faster here than there, at a far higher bandwidth
+(benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md), and PyTorch's weight gradient reduces each of the
 C*KH*KW weights in a block of its own, re-reading ``x`` and ``dy`` per tap, where ``dweight`` here is one pass.
 The backward kernels' own speed is not measured yet.
 """

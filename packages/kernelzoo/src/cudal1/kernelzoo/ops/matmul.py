@@ -7,22 +7,22 @@ bytes at best.
 Two ways to compute it, chosen per architecture family by ``CONFIGS[family]["backend"]``:
 
 * ``"torch"``: cuBLAS fp32 SGEMM (``torch.matmul``), under whatever TF32 setting the caller has (the harness
-  turns TF32 off). This is every family's choice today, so the dense matmul solutions are ~1.0x.
+  turns TF32 off). This is every family's choice today, so the dense matmul solutions are at parity with eager.
 * ``"triton"``: the Triton kernel below: fp32 FFMA (``tl.dot(..., input_precision="ieee")``), tiles of
   BLOCK_M x BLOCK_N in grouped order (L2 reuse), split-K with fp32 atomics when there are fewer output tiles
   than SMs (``torch.zeros`` output then; summation order not fixed).
 
-Measured on an H100 (benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md, the six matmul tasks' sizes):
-the ieee kernel ran at 0.74-0.95x of cuBLAS. A 3xTF32 split (hi/lo TF32 parts, three tensor-core products)
-ran at up to 1.14x, but its error against an fp64 product was 4-25x torch's fp32 error (1.1e-4 relative on
-the K=65536 task, failing the harness tolerance) although a CPU emulation of the same split matched fp32:
+Measured on Hopper (benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md, the six matmul tasks' sizes):
+the ieee kernel ran slower than cuBLAS. A 3xTF32 split (hi/lo TF32 parts, three tensor-core products)
+ran faster than cuBLAS on some sizes, but its error against an fp64 product was many times torch's fp32 error
+(failing the harness tolerance on the K=65536 task) although a CPU emulation of the same split matched fp32:
 Hopper's TF32 tensor-core products/accumulation are not exact on TF32 inputs. It was removed; fp32 tasks
 stay on FFMA or cuBLAS.
 
 Backward (CUDA, registered with the op): ``dA = dC @ B^T`` and ``dB = A^T @ dC`` (summed over the batch for a
 shared 2-D ``b``: one GEMM over the (BATCH*M, K) view), each only when wanted, no forward recompute. These
 are GEMMs, so cuBLAS is the fast path for the same reason as the forward's ``"torch"`` backend (the FFMA kernel
-ran at 0.74-0.95x of it); a custom kernel has no elementwise work to fuse here.
+ran slower than it); a custom kernel has no elementwise work to fuse here.
 """
 
 from __future__ import annotations

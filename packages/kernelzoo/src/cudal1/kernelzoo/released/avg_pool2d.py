@@ -1,5 +1,6 @@
 """Released solution for built-in task `avg_pool2d`: the zoo's Triton average pooling (2x2 windows, stride 2),
-one read of x and one write of the output: 1.04 ms against eager's 1.62 ms on an H100 (~1.56x, benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md)."""
+one read of x and one write of the output, faster than eager
+(benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md)."""
 
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 """Released solution for built-in task `avg_pool3d`: the zoo's Triton 3-D average pooling (3x3x3 windows,
 stride 2, padding 1 counted in the divisor, as nn.AvgPool3d): overlapping windows re-read from L1/L2, so DRAM
-sees one read and one write: 1.14 ms against eager's 2.20 ms on an H100 (~1.9x, benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md)."""
+sees one read and one write, faster than eager (benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md)."""
 
 import torch
 import torch.nn as nn

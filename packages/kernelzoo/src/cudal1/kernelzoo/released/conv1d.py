@@ -1,7 +1,7 @@
 """Released solution for built-in task `conv1d`: the convolution runs in cuDNN (fp32, under the harness's
 flags) through the zoo's `cudnn_conv.conv`; there is nothing around it to fuse (the bias is part of the
 same call). No Triton kernel: an fp32 implicit-GEMM conv has not been shown to beat cuDNN here.
-Expected speedup ~1.0x by construction."""
+At parity with eager by construction."""
 
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 """Released solution for built-in task `conv2d_bn_relu`: cuDNN convolution without bias, then one fused Triton
 epilogue in place on its output: inference BatchNorm as a per-channel scale and shift (computed in forward
-from the current running statistics and affine parameters: 4 x OUT_CHANNELS values) + ReLU. Eager PyTorch
+from the current running statistics and affine parameters: 4 * OUT_CHANNELS values) + ReLU. Eager PyTorch
 moves the convolution output twice more (BatchNorm, ReLU)."""
 
 import torch

@@ -1,7 +1,7 @@
 """Released solution for built-in task `conv_transpose3d`: the transposed convolution runs in cuDNN (fp32, under
 the harness's flags) through the zoo's `cudnn_conv.conv_transpose`; there is nothing around it to fuse.
 No Triton kernel. (A sub-pixel rewrite into 2^3 ordinary convolutions might be faster but needs an extra
-output-sized buffer, above eager's peak memory; not done.) Expected speedup ~1.0x by construction."""
+output-sized buffer, above eager's peak memory; not done.) At parity with eager by construction."""
 
 import torch
 import torch.nn as nn

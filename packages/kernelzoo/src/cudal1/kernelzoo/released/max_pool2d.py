@@ -1,5 +1,6 @@
 """Released solution for built-in task `max_pool2d`: the zoo's Triton max pooling (3x3 windows, stride 2,
-padding 1; NaN propagates as in PyTorch): 1.17 ms against eager's 2.11 ms on an H100 (~1.8x, benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md)."""
+padding 1; NaN propagates as in PyTorch), faster than eager
+(benchmarks/results/2026-11-22-tune-matmul-conv-pool-h100.md)."""
 
 import torch
 import torch.nn as nn
