@@ -14,10 +14,11 @@ def limit_address_space() -> int | None:
     cap the process's address space (``RLIMIT_AS``, soft and hard) at what it maps now plus that many bytes, and
     return the cap. A cap set before the imports, at exec, would count the shared libraries a CUDA build of torch
     maps (gigabytes of address space, little of it resident): such a CPU worker could not start under a 1.5 GB
-    limit (an H100 host without cgroups, 2026-11-27). Candidate code runs only after this, and without
-    ``CAP_SYS_RESOURCE`` it cannot raise a hard limit. Where ``/proc`` does not say what is mapped (not Linux),
-    the cap is the limit alone, as an exec-time cap was; a lower hard limit already in place is kept. Raises when
-    the cap cannot be set (a worker must not run candidate code without the limit it was given)."""
+    limit (a GPU host without cgroups; benchmarks/results/2026-12-05-library-docstring-figures.md). Candidate
+    code runs only after this, and without ``CAP_SYS_RESOURCE`` it cannot raise a hard limit. Where ``/proc`` does
+    not say what is mapped (not Linux), the cap is the limit alone, as an exec-time cap was; a lower hard limit
+    already in place is kept. Raises when the cap cannot be set (a worker must not run candidate code without the
+    limit it was given)."""
     import resource  # POSIX only: imported here so that this module imports everywhere
 
     value = os.environ.pop(ADDRESS_SPACE_ENV, "")

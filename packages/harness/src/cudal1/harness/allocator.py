@@ -4,9 +4,10 @@ A worker empties PyTorch's allocator cache when it releases a batch (``Session.r
 alone timing, and after every step of a *tight* task (two workers' batches would not fit on the GPU together,
 :attr:`cudal1.harness.pair.ReferenceSide.tight`). The next batch's calls then allocate their outputs and
 temporaries with ``cudaMalloc``/``cudaFree`` inside the timed region, while the reference's alone batches (which
-never release between batches) reuse cached blocks. On an H100 that put 0.2-0.25 ms of allocation into each call of
-the tight 1 GB-output GEMMs (KernelBench 7 and 9), in both processes, and the reference's paired calls measured
-slower than its alone ones, which the drift check rejected as the candidate's doing.
+never release between batches) reuse cached blocks. That put allocation time into each call of the tight 1 GB-output
+GEMMs (KernelBench 7 and 9), in both processes, and the reference's paired calls measured slower than its alone
+ones, which the drift check rejected as the candidate's doing
+(benchmarks/results/2026-12-05-library-docstring-figures.md).
 
 :class:`CacheRewarm` remembers how much memory the allocator held when the cache was emptied and, before the next
 batch is timed (outside every clock), takes that much back as one block and frees it into the cache: PyTorch's
@@ -65,8 +66,8 @@ class CacheRewarm:
 
 def placement_offsets(tensors: list[Any], modulus: int = 2 << 20) -> list[int]:
     """The address of the first tensor found in each item, modulo ``modulus`` bytes (default 2 MiB), -1 where an
-    item holds no CUDA tensor: a record of where a batch's inputs or outputs landed (timing diagnostics: on an H200
-    a memory-bound kernel ran 10-15% faster in some batches than in others, every call of a batch alike, and these
+    item holds no CUDA tensor: a record of where a batch's inputs or outputs landed (timing diagnostics: a
+    memory-bound kernel ran faster in some batches than in others, every call of a batch alike, and these
     offsets are kept in ``CUDAL1_TIMING_DEBUG`` records to see whether placement is why;
     benchmarks/results/2026-11-29-harness-timing-h200.md)."""
     out = []

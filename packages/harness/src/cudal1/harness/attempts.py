@@ -74,9 +74,9 @@ def choose_attempt(attempts: list[Attempt]) -> int:
     Why an earlier attempt may be reported: each attempt is checked on its own (the parent's clock around its
     batches, the reference's speed in its rounds), so an attempt that passes both checks has figures as trustworthy
     as any; on a machine whose host speed swings over seconds a later attempt can fail a check that an earlier one
-    passed (seen on an H100 VM: benchmarks/results/2026-11-28-kernelbench-v0-fourteenth-pass-h100.md). The choice
-    never looks at the speedup. Flagrant clock excesses in :data:`FLAGRANT_TO_REJECT` attempts reject the pair regardless
-    (:func:`clock_rejection`)."""
+    passed (seen on a virtual machine: benchmarks/results/2026-11-28-kernelbench-v0-fourteenth-pass-h100.md). The
+    choice never looks at the speedup. Flagrant clock excesses in :data:`FLAGRANT_TO_REJECT` attempts reject the pair
+    regardless (:func:`clock_rejection`)."""
     for i, a in enumerate(attempts):  # resolved by the parent's clock first (clockcheck.resolved)
         if a.passes and a.summary.stable and a.resolved:
             return i
@@ -107,12 +107,12 @@ def clock_rejection(attempts: list[Attempt], chosen: int) -> clockcheck.ClockChe
     when the chosen attempt's own check failed (no attempt passed: its reported times are not bounded).
 
     Why one flagrant attempt is not enough: the excess of an honest launch-bound pair comes in bursts. In the
-    KernelBench runs on an H100 before the lanes were pinned to cores, more than a third of the pairs this check rejected had
-    a flagrant attempt beside an attempt with no excess, and were verified in another run
+    KernelBench runs before the lanes were pinned to cores, many of the pairs this check rejected had a flagrant
+    attempt beside an attempt with no excess, and were verified in another run
     (benchmarks/results/2026-11-28-kernelbench-v0-fourteenth-pass-h100.md). Work done outside the timed calls, or
-    forged times, shows in every attempt. And the reported figures are always those of an attempt whose own clock check passed, so a candidate
-    that behaves in one attempt and not in another gains nothing from it: the attempt it misbehaved in is never
-    reported."""
+    forged times, shows in every attempt. And the reported figures are always those of an attempt whose own clock
+    check passed, so a candidate that behaves in one attempt and not in another gains nothing from it: the attempt
+    it misbehaved in is never reported."""
     if enough_flagrant(attempts):
         return max((a.check for a in attempts if a.flagrant), key=lambda c: c.excess_ms / max(c.allowance_ms, 1e-9))
     check = attempts[chosen].check
@@ -127,14 +127,14 @@ def reference_drift(paired_ref_ms: float, alone_ms: list[float]) -> float:
 
 def drift_limit(summary: Any, device: str = "cuda", yardstick_ms: float | None = None) -> float:
     """The drift beyond which the reference was slowed (not noise): :data:`DRIFT_LIMIT` of the device, or twice
-    the reference's own bucket spread (launch-bound references on a virtual machine drift by tens of percent on
-    their own: measured on an H100 host, see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md), but
-    never more than twice the device's limit: the spread is measured beside the candidate, and a candidate that
-    slows the reference irregularly must not widen the limit without end (issue 40: helpers that made the reference
-    5x slower, and its buckets spread, passed a limit of twice that spread).
+    the reference's own bucket spread (launch-bound references on a virtual machine drift far beyond the device's
+    limit on their own: see benchmarks/results/2026-11-24-trust-boundary-gpu-probe-h100.md), but never more than
+    twice the device's limit: the spread is measured beside the candidate, and a candidate that slows the reference
+    irregularly must not widen the limit without end (issue 40: helpers that made the reference several times
+    slower, and its buckets spread, passed a limit of twice that spread).
 
     On a GPU and on the CPU alike (issue 40: on the CPU nothing compared the reference's paired time with its
-    time alone, and helpers of a candidate, or another program's load, made it 20-200x slower unseen). The CPU's
+    time alone, and helpers of a candidate, or another program's load, made it many times slower unseen). The CPU's
     limit is wider: CPU lanes share the machine's caches and memory bandwidth with each other and with the
     candidate's process between the reference's batches, and a slowdown under :data:`DRIFT_FLOOR_MS` a call does
     not count (a tiny task's time is the interpreter's). A drift beyond the limit is re-checked beside a twin

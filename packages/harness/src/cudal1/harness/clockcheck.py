@@ -4,20 +4,22 @@ For every timed batch the parent measures, with its monotonic clock, the time fr
 receiving the batch's digests (the digests need every output, so the outputs were computed inside that
 window); on a CPU, to seeing the worker stopped after it wrote every value of its outputs to its outbox (a
 committed batch: the parent digests the values itself, off the clock; :mod:`cudal1.harness.pair`). The worker
-reports per-call times for the same batch. The *gap* (parent time minus the sum of the reported times) is the protocol's overhead: drawing the inputs, flushing the L2, synchronising, digesting,
-the messages. Both workers run the same protocol on the same inputs and output sizes, so the reference's gap
-(the clean process) tells what the candidate's should be; the candidate's *excess* is its gap beyond the
-reference's, per call (the median over the rounds of an attempt).
+reports per-call times for the same batch. The *gap* (parent time minus the sum of the reported times) is the
+protocol's overhead: drawing the inputs, flushing the L2, synchronising, digesting, the messages. Both workers
+run the same protocol on the same inputs and output sizes, so the reference's gap (the clean process) tells what
+the candidate's should be; the candidate's *excess* is its gap beyond the reference's, per call (the median over
+the rounds of an attempt).
 
 **The candidate's time is the parent's to measure** (issue 40). The excess is charged: the candidate's time
 per call in the speedup is what its process reported plus the excess beyond :data:`CHARGE_MARGIN` of that time
 (:func:`charge`), that is, up to that margin, the parent's time for its batch less the reference's protocol
 overhead. A candidate that reports its calls shorter than they took, or does work outside its timed calls
 (deferred past its timer, done while digesting), gains at most the margin from it, however small the task: before
-this, an excess within a fixed allowance (1 ms per call on CPU) was free, and a candidate reporting 0.3 ms short on
-a 0.05 ms CPU task was paid 71,000x. A negative excess is not credited. The price is paid by honest candidates
-whose process happens to run the protocol slower than the reference's (a few percent of the protocol's own time,
-which on a CPU task of 0.05 ms a call is several times the call): their figure errs toward slower, never faster.
+this, an excess within a fixed allowance per call was free, and a candidate reporting its calls short on a tiny CPU
+task was paid an absurd speedup (benchmarks/results/2026-12-05-library-docstring-figures.md). A negative excess is
+not credited. The price is paid by honest candidates whose process happens to run the protocol slower than the
+reference's (a few percent of the protocol's own time, which on a tiny CPU task can be several times the call):
+their figure errs toward slower, never faster.
 
 Beyond the charge, :func:`check` fails the pair (``timing_disagrees``) when the excess is larger than the run's
 own noise can explain (:data:`REL_ALLOWANCE` of the candidate's time, :data:`SIGMAS` standard errors of the excess
@@ -28,7 +30,7 @@ A figure whose margin is large against the call cannot be trusted: :func:`resolv
 the margin stays within :data:`RESOLUTION` of the candidate's time (else the pair carries ``timing_unresolved``).
 
 What this still allows: a candidate process can skip harness steps that are its own (the L2 flush before its
-calls, about 2 x L2 bytes written: some 30-40 us per call on an H100) and hide up to that much work.
+calls, which writes about twice the L2's size) and hide up to that much work.
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ def charge_margin(check: ClockCheck, reported_ms: float) -> float:
     from the excesses themselves (``z`` at most :data:`CHARGE_SIGMAS` and below ``sqrt(rounds) / 1.4826``: see
     :func:`charge` on why), one from the reference's own protocol times (``z`` = :data:`CHARGE_SIGMAS`; the candidate
     has no say in them). With a handful of rounds (a CPU task whose inputs and digests take 50 times its calls
-    gets five) one estimate alone came out small by chance and charged an honest candidate 1.4-2.3 ms a call.
+    gets five) one estimate alone came out small by chance and charged an honest candidate heavily.
     The noise part is at most :data:`MARGIN_CAP` of the candidate's time as the clock saw it: beyond that cap, noise
     is charged to the candidate (its figure errs toward slower) rather than left as room to hide work in."""
     stat = statistical_margin(check)

@@ -180,8 +180,9 @@ def kernel_names(fn: Callable[[], Any], device: torch.device) -> list[str] | Non
 def live_threads() -> frozenset[int]:
     """Identifiers of every thread of this process alive now: all of them, whoever made them, from
     ``/proc/self/task`` (native threads included: one started through ``_thread``, a C extension or a library
-    is not in ``threading``'s list, and the issue of 2026-11-29 found such a thread running beside the
-    reference unseen). Where there is no ``/proc`` (macOS), the threads ``threading`` knows."""
+    is not in ``threading``'s list, and an issue found such a thread running beside the reference unseen:
+    benchmarks/results/2026-12-05-library-docstring-figures.md). Where there is no ``/proc`` (macOS), the threads
+    ``threading`` knows."""
     try:
         return frozenset(int(t) for t in os.listdir("/proc/self/task"))
     except OSError:

@@ -45,12 +45,11 @@ def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
     shared by the lane's reference and candidate workers, which never run at the same time. None when
     ``CUDAL1_PIN_CPUS=0`` turns pinning off or the machine has too few cores.
 
-    Pinning is the default because it is what makes the clock check quiet. On an H100 (2026-11-27: nine
-    launch-bound KernelBench references timed against themselves, one run each way;
-    benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md) unpinned workers gave attempts' excess host time
-    up to +0.078 ms per call and rejected 2 of 9 self-pairs ``timing_disagrees``; pinned ones stayed within
-    +0.005 ms and rejected none. Two pools on one machine would pin to the same cores; they would share one GPU as
-    well, which no timing survives either."""
+    Pinning is the default because it is what makes the clock check quiet. With launch-bound KernelBench
+    references timed against themselves, one run each way, unpinned workers gave attempts' excess host time large
+    enough to reject some self-pairs ``timing_disagrees``; pinned ones stayed quiet and rejected none
+    (benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md). Two pools on one machine would pin to the same
+    cores; they would share one GPU as well, which no timing survives either."""
     if os.environ.get("CUDAL1_PIN_CPUS", "1") == "0":
         return None
     try:
@@ -171,8 +170,8 @@ class Lane:
             self._spares.append(self.new_candidate_worker())
 
     def wait_spares(self) -> None:
-        """Block until every spare (the next reference's too) has started (torch imported, CUDA context made): no process creates a CUDA
-        context while a pair is being timed."""
+        """Block until every spare (the next reference's too) has started (torch imported, CUDA context made): no
+        process creates a CUDA context while a pair is being timed."""
         for w in list(self._spares):
             try:
                 w.wait_ready()

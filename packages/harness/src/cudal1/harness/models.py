@@ -45,8 +45,8 @@ def clone_args(args: list[Any]) -> list[Any]:
 def seed_generators(seed: int, device: torch.device) -> None:
     """Seed the generators ``get_inputs()`` and constructors draw from on ``device``: the CPU's, and the GPU's
     when ``device`` is one (what ``torch.manual_seed`` does for these, without its lazy queueing of every other
-    device's seeding, which formats a stack trace each call: 0.14 ms of a timed batch's input drawing, per
-    input set, on a CPU worker)."""
+    device's seeding, which formats a stack trace each call: a noticeable part of a timed batch's input drawing
+    on a CPU worker; benchmarks/results/2026-12-05-library-docstring-figures.md)."""
     torch.random.default_generator.manual_seed(seed)
     if device.type == "cuda":
         torch.cuda.manual_seed(seed)

@@ -107,10 +107,11 @@ class ReferenceSide:
     def commit(self) -> bool:
         """Whether timed batches are committed (CPU): each worker writes every value of its batch's outputs to its
         outbox inside the parent's clocked window, is stopped before the window closes, and the parent digests the
-        values itself while it is stopped (:func:`_round`). The digests then stay off the clock, where on a CPU task
-        of 0.03 ms a call they were three times the call, and the noise of that protocol time was room to hide work
-        in (issue 40). Off on CUDA (the digest is one fused kernel there, and values would cross to the host) and for
-        outputs larger than :data:`COMMIT_MAX_BYTES` a batch or not :func:`~cudal1.harness.leaves.committable`."""
+        values itself while it is stopped (:func:`_round`). The digests then stay off the clock, where on a tiny CPU
+        task they took several times the call, and the noise of that protocol time was room to hide work in (issue
+        40, benchmarks/results/2026-12-05-library-docstring-figures.md). Off on CUDA (the digest is one fused kernel
+        there, and values would cross to the host) and for outputs larger than :data:`COMMIT_MAX_BYTES` a batch or
+        not :func:`~cudal1.harness.leaves.committable`."""
         return (self.device == "cpu" and hasattr(signal, "SIGSTOP") and committable(self.setup.leaves)
                 and self.n * self.setup.out_bytes <= COMMIT_MAX_BYTES)
 
@@ -118,11 +119,10 @@ class ReferenceSide:
     def tight(self) -> bool:
         """Whether two workers holding this task's model, a batch and one call's peak would not fit in
         :data:`TIGHT_SHARE` of the GPU together: then every worker frees its outputs and cached memory after each
-        step. :func:`_calls_per_batch` keeps a task out of it unless one call per batch is already too much: on an
-        H200 a memory-bound kernel ran 6-20% slower on memory the allocator had returned to the driver and taken
-        back (``torch.cuda.empty_cache()`` between batches: ``mean_dim`` 1.16 against 1.03 ms a call, ``tanh`` 1.24
-        against 1.03), which put honest self-pairs of tight tasks at 1.08-1.11x (issue 40,
-        benchmarks/results/2026-12-04-harness-timing-h200.md)."""
+        step. :func:`_calls_per_batch` keeps a task out of it unless one call per batch is already too much: a
+        memory-bound kernel ran slower on memory the allocator had returned to the driver and taken back
+        (``torch.cuda.empty_cache()`` between batches: ``mean_dim`` and ``tanh`` alike), which put honest self-pairs
+        of tight tasks clearly above parity (issue 40, benchmarks/results/2026-12-04-harness-timing-h200.md)."""
         total = _gpu_bytes(self.setup)
         if self.device != "cuda" or total <= 0:
             return False
@@ -517,16 +517,16 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
 
     The reference's time *alone* is a few batches back to back at set-up. Beside any partner the reference's
     batches alternate with another process on the lane's cores, and on launch-bound tasks that alone can move its
-    host time by tens of percent (2026-11-27, H100: 95_CrossEntropyLoss's reference against a copy of itself ran
-    29% slower than alone; benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md), and the host's speed swings
-    between set-up and the pair. So before rejecting: the candidate's process is killed (with its descendants,
-    process group and cgroup, :meth:`WorkerProcess.kill`: whatever it started, and its GPU context, are gone),
-    and the reference is timed again in paired rounds beside a twin (a fresh worker running the task's
-    reference, :func:`reference_candidate`), as many rounds as :func:`_rounds_for` gives. The pair stays rejected unless the reference's paired time beside the
-    candidate is within :func:`drift_limit` of its time beside the twin; the rejection stands as well when the
-    twin cannot be run. What a candidate does to slow the reference only while it is loaded (a helper process
-    keeping the GPU busy, a spinning thread on the lane's cores) ends with its process, so the twin's yardstick
-    is free of it.
+    host time a long way (95_CrossEntropyLoss's reference against a copy of itself ran well slower than alone;
+    benchmarks/results/2026-11-27-kernelbench-v0-pinned-h100.md), and the host's speed swings between set-up and
+    the pair. So before rejecting: the candidate's process is killed (with its descendants, process group and
+    cgroup, :meth:`WorkerProcess.kill`: whatever it started, and its GPU context, are gone), and the reference is
+    timed again in paired rounds beside a twin (a fresh worker running the task's reference,
+    :func:`reference_candidate`), as many rounds as :func:`_rounds_for` gives. The pair stays rejected unless the
+    reference's paired time beside the candidate is within :func:`drift_limit` of its time beside the twin; the
+    rejection stands as well when the twin cannot be run. What a candidate does to slow the reference only while it
+    is loaded (a helper process keeping the GPU busy, a spinning thread on the lane's cores) ends with its process,
+    so the twin's yardstick is free of it.
 
     Fills ``obs.timing["drift_recheck"]`` with what was measured; clears ``obs.timing_failure`` only when the
     re-check clears the candidate."""

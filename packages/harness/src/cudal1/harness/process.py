@@ -318,7 +318,8 @@ class WorkerProcess:
         """Stop every process of this worker (``SIGSTOP``: every thread of each) and return once each is seen
         stopped; :meth:`thaw` resumes them. The parent freezes the candidate's worker while the clean reference is
         timed, so that nothing of the candidate (a helper process, a native thread, a memory-bandwidth loop) runs
-        on the machine then (issue 40: such helpers made the reference 20-115x slower on CPU).
+        on the machine then (issue 40: such helpers made the reference many times slower on CPU;
+        benchmarks/results/2026-12-05-library-docstring-figures.md).
 
         The stop is repeated until no process of the worker runs and no new one appears: a process forked while
         the others were being stopped is found in the next pass, and a ``SIGSTOP`` that a tracing process swallowed
@@ -429,9 +430,9 @@ def descendants(pid: int) -> list[int]:
 
     Why the worker's process group and cgroup are not enough: a sandboxed worker's process group holds the
     outer ``bwrap`` only. Its PID namespace's init (a second ``bwrap``) runs in a session of its own, and on a
-    machine where no cgroup can be made (the H100 hosts of 2026-11-27) killing the group left the init, and a
-    helper the candidate had started with ``setsid``, running after the pair: the helper of
-    ``tests/harness/fixtures/integrity_gpu/hog_while_idle.py`` was still on the GPU 37 s later
+    machine where no cgroup can be made (some GPU hosts) killing the group left the init, and a helper the
+    candidate had started with ``setsid``, running after the pair: the helper of
+    ``tests/harness/fixtures/integrity_gpu/hog_while_idle.py`` was still on the GPU long after
     (benchmarks/results/2026-11-27-kernelbench-v0-twelfth-pass-h100.md). Killing the init ends every process of
     its namespace; an unsandboxed worker's helpers are its descendants too (until the worker dies)."""
     children: dict[int, list[int]] = {}

@@ -29,13 +29,14 @@ from .timer import Timer
 
 def _settle_collector() -> None:
     """Move every object alive now (torch, the task, the model, the candidate's module) out of the cyclic
-    collector's reach (``gc.freeze``: a list splice, no collection), outside any clocked window. A worker holds
-    hundreds of thousands of such objects (a full collection took 106 ms on a 2-core CPU with torch imported, 334k
-    objects); Python starts full collections on its own whenever enough new objects survive, so without this one
-    could land inside a timed batch or its digest (on an H200 digests stalled 350-520 ms now and then, ten times as
-    often in candidates as in references: benchmarks/results/2026-12-05-harness-timing-h200.md). Afterwards a
-    collection traverses only what was made since. Cyclic garbage frozen here is not reclaimed while the worker
-    lives; a worker runs one candidate (or one task's reference), so that stays small."""
+    collector's reach (``gc.freeze``: a list splice, no collection), outside any clocked window. A worker holds a
+    great many such objects (with torch imported a full collection is slow:
+    benchmarks/results/2026-12-05-library-docstring-figures.md); Python starts full collections on its own whenever
+    enough new objects survive, so without this one could land inside a timed batch or its digest (digests stalled
+    now and then, far more often in candidates than in references:
+    benchmarks/results/2026-12-05-harness-timing-h200.md). Afterwards a collection traverses only what was made
+    since. Cyclic garbage frozen here is not reclaimed while the worker lives; a worker runs one candidate (or one
+    task's reference), so that stays small."""
     gc.freeze()
 
 

@@ -1,13 +1,13 @@
 """Candidate workers forked from a warm template: a fresh process per candidate without a fresh interpreter.
 
-Starting a worker (sandbox, interpreter, ``import torch``, ``torch._dynamo``, ``torch.profiler``) took 2.3-3.0 s of
-every pair on the 2-core CPU, against 0.01-0.25 s for loading a candidate and its correctness trials
+Starting a worker (sandbox, interpreter, ``import torch``, ``torch._dynamo``, ``torch.profiler``) took most of
+every pair on the 2-core CPU, far longer than loading a candidate and its correctness trials
 (benchmarks/results/2026-11-29-reward-breakdown-cpu.md). A *template* is a candidate-role worker started once per
 lane, in its own sandbox, that imports all of that and then never runs candidate code: for each candidate the parent
 sends it two fresh pipes and a log file over a Unix socket (``SCM_RIGHTS``), and it forks one child that becomes
 the candidate's worker (:func:`cudal1.harness.worker.serve`). This module is the parent's side of it; the template's
 own loop is :mod:`cudal1.harness.template_server`. The child shares the template's pages copy-on-write
-and is ready in tens of milliseconds.
+and is ready almost at once.
 
 What keeps candidates apart when their processes share a template (the template's guarantees; the parent checks
 the first two):
@@ -282,7 +282,7 @@ class ForkedWorker(WorkerProcess):
         """Every live process of the child: those of its cgroup where it has one (it was moved there before it was sent
         anything, so every process candidate code starts is in it, ``setsid`` daemons too), else every process of the
         template's sandbox but the template's own. One cgroup file, as for a started worker: :meth:`freeze` runs inside
-        a committed batch's clocked window, and a scan of ``/proc`` there cost a forked worker 1.3 ms a batch more than
+        a committed batch's clocked window, and a scan of ``/proc`` there cost a forked worker more time a batch than
         a started reference, charged to honest candidates (benchmarks/results/2026-12-04-committed-batches-cpu.md)."""
         if self.cgroup is not None:
             return {p for p in self.cgroup.pids() | {self.proc.pid} if process_state(p) not in (None, "Z", "X")}

@@ -1,11 +1,11 @@
 """LoRA adapters folded into the base weights while the policy generates (``policy.merge_for_generation``).
 
 A LoRA projection runs three matrix products (base, down, up) and a scaled add per token where a merged one runs
-one; for a small policy, generation is latency-bound (one pass per token; per-token times of the 135M policy on an
-H200 with and without its adapters: benchmarks/results/2026-12-05-learning-h200.md), so the adapters' kernels are a
-real share of it. :func:`adapters_merged` merges every unmerged LoRA layer for the duration
-and then restores each base weight exactly (a copy taken before, not the merge subtracted again), so training
-continues from the same bits. Not for a sharded model (DeepSpeed ZeRO-3): its weights are not whole here.
+one; for a small policy, generation is latency-bound (one pass per token; per-token times of the 135M policy with
+and without its adapters: benchmarks/results/2026-12-05-learning-h200.md), so the adapters' kernels are a real
+share of it. :func:`adapters_merged` merges every unmerged LoRA layer for the duration and then restores each base
+weight exactly (a copy taken before, not the merge subtracted again), so training continues from the same bits.
+Not for a sharded model (DeepSpeed ZeRO-3): its weights are not whole here.
 """
 
 from __future__ import annotations

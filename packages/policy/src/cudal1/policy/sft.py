@@ -23,7 +23,8 @@ def too_long(tokenizer: Any, rows: Sequence[dict[str, Any]], max_length: int) ->
 
     trl cuts such an example at ``max_length``, from the end: the completion loses its last tokens (the close of the
     code block, often the whole ``class ModelNew``), and the policy learns answers that stop mid-code. In the default
-    recipe of 2026-12-04, 3 of the 8 contrastive seed examples (1071-1142 tokens against 1024) were cut so."""
+    recipe some of the contrastive seed examples were longer than its ``max_length`` and were cut so
+    (benchmarks/results/2026-12-05-library-docstring-figures.md)."""
     out = []
     for i, r in enumerate(rows):
         text = tokenizer.apply_chat_template(list(r["prompt"]) + list(r["completion"]), tokenize=False)

@@ -1,7 +1,8 @@
 """Training tasks: built-in (or any suite's) tasks, optionally shrunk to sizes a CPU can evaluate.
 
 A recipe names tasks as ``suite`` + ``names`` + optional ``sizes`` (task -> {MODULE_CONSTANT: value}). The
-built-in tasks are sized for 1-15 ms on an H100; on a 2-core CPU the default recipe replaces their
+built-in tasks are sized for a data-centre GPU (milliseconds a call;
+benchmarks/results/2026-12-05-library-docstring-figures.md); on a 2-core CPU the default recipe replaces their
 module-level size constants (``BATCH = 4096`` -> ``BATCH = 64``) so that a harness evaluation takes seconds.
 The shrunk task is a new :class:`~cudal1.harness.Task` (new source, new hash, suite ``<suite>+resized``), so
 its results never mix with the full-size task's in a results store.
