@@ -3,9 +3,12 @@
 For each named task of the release file, the solution's ``load_inline`` calls are made as the solution makes them
 (its own ``cpp_sources``, ``cuda_sources`` and ``functions``), in a scratch build folder, and the outcome printed:
 built, or the compiler's first error lines. A solution whose build fails runs its PyTorch fallback, so the figure
-measured for it is the fallback's.
+measured for it is the fallback's. ``--triangular N``: level 1 task 15's solution, run on the CPU (where it takes its
+fallback) at size N, against the reference ``tril(A @ B)``, on lower-triangular inputs (what its ``get_inputs``
+draws) and on general ones (the solution's module is executed from the release file, not copied here).
 
-    uv run python benchmarks/probes/cuda_l1_builds.py ../shared/cuda-l1-release/h100.json 1:12 1:15 2:67
+    TORCH_CUDA_ARCH_LIST=9.0 uv run python benchmarks/probes/cuda_l1_builds.py ../shared/cuda-l1-release/h100.json \
+        1:12 1:15 2:67 --triangular 2048
 """
 
 from __future__ import annotations
@@ -39,11 +42,37 @@ def load_inline_calls(source: str) -> list[dict]:
     return calls
 
 
+def triangular_check(release: dict, n: int) -> None:
+    """Level 1 task 15's ModelNew on the CPU against ``tril(A @ B)`` at size ``n``: largest error on triangular and on
+    general inputs."""
+    import torch
+
+    entry = next(e for e in release["1"] if e["task_id"] == 15)
+    ns: dict = {"__name__": "cuda_l1_15"}
+    exec(compile(entry["custom_code"], "cuda_l1_15", "exec"), ns)  # noqa: S102 - the release's own file, on purpose
+    model = ns["ModelNew"]()
+    g = torch.Generator().manual_seed(0)
+    for kind in ("lower-triangular", "general"):
+        a, b = torch.randn(n, n, generator=g), torch.randn(n, n, generator=g)
+        if kind == "lower-triangular":
+            a, b = torch.tril(a), torch.tril(b)
+        want = torch.tril(a @ b)
+        got = model(a, b)
+        err = (got - want).abs().max().item() / want.abs().max().item()
+        print(f"  task 15 on {kind} inputs (N={n}): largest error {err:.3g} of the output's largest value")
+
+
 def main() -> int:
     from torch.utils.cpp_extension import load_inline
 
-    release = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    for spec in sys.argv[2:]:
+    args = sys.argv[1:]
+    tri = None
+    if "--triangular" in args:
+        i = args.index("--triangular")
+        tri = int(args[i + 1])
+        del args[i : i + 2]
+    release = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    for spec in args[1:]:
         level, task = spec.split(":")
         entry = next(e for e in release[level] if e["task_id"] == int(task))
         calls = load_inline_calls(entry["custom_code"] or "")
@@ -56,6 +85,8 @@ def main() -> int:
             except Exception as e:  # the solution catches this and runs its fallback
                 lines = [ln.strip() for ln in str(e).splitlines() if "error" in ln][:2]
                 print(f"  {kw.get('name')}: build failed ({type(e).__name__}): {' | '.join(lines)}")
+    if tri:
+        triangular_check(release, tri)
     return 0
 
 
