@@ -183,11 +183,10 @@ def _works(out: Path, tasks: list[Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     from cudal1.harness import EvalConfig, EvalPool, ResultStore, StoreError
-    from cudal1.harness.cli import Progress
     from cudal1.harness.report import Entry, build_report, render_markdown
     from cudal1.harness.report_html import render_html
     from cudal1.harness.suite import SuiteError, load_suite
-    from cudal1.harness.summary import format_summary, summarize
+    from cudal1.harness.summary import Progress, format_summary, summarize
     from cudal1.harness.techniques import library_sources
 
     sets = parse_sets(args.sets)

@@ -22,7 +22,6 @@ import os
 import signal
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,8 @@ from .config import BASELINES, EvalConfig
 from .solutions import SolutionSetError, load_solutions, uncovered_note
 from .store import ResultStore, StoreError
 from .suite import SuiteError, load_suite_report, reference_candidate
-from .summary import format_summary, summarize
-from .types import EvalResult, Task
+from .summary import Progress, format_summary, summarize
+from .types import Task
 
 
 class UsageError(Exception):
@@ -65,27 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse to run where candidates cannot be put in an OS sandbox (bubblewrap namespaces)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
-
-
-class Progress:
-    """A progress bar line per finished pair on stderr (``[####......]  3/60  12s  name  ok  1.02x``)."""
-
-    def __init__(self, total: int, quiet: bool) -> None:
-        self.total, self.quiet, self.done, self.t0 = total, quiet, 0, time.monotonic()
-
-    def __call__(self, _i: int, r: EvalResult) -> None:
-        self.done += 1
-        if self.quiet:
-            return
-        sp = f"{r.speedup:.2f}x" if r.speedup is not None else "-"
-        extra = f"  [{', '.join(r.flags)}]" if r.flags else ""
-        why = f"  {r.reason[:100]}" if r.status != "ok" else ""
-        w = len(str(self.total))
-        el = time.monotonic() - self.t0
-        filled = round(20 * self.done / max(self.total, 1))
-        bar = "#" * filled + "." * (20 - filled)
-        print(f"[{bar}] {self.done:>{w}}/{self.total} {el:5.0f}s  {r.task:<36} {r.status:<13} {sp:>7}{extra}{why}",
-              file=sys.stderr, flush=True)
 
 
 def _run(argv: list[str] | None) -> int:

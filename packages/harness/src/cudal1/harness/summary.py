@@ -1,5 +1,7 @@
 """Aggregate figures over a set of results (the paper's and KernelBench's summary statistics).
 
+Also :class:`Progress`, the line a run prints per finished pair (``cudal1-eval``, ``apps/evaluate.py``).
+
 Speedup statistics (mean, median, p25, p75, max, geometric mean) are over results with status ``ok``;
 ``success_rate`` and ``fast_p`` are over all evaluated tasks: fast_p is the fraction of tasks that are
 correct *and* faster than ``p`` x (KernelBench's definition). Results on a degenerate task
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -88,3 +92,24 @@ def format_summary(s: dict[str, Any]) -> str:
         rows.append(("left out (task_degenerate / task_error)", str(s["excluded"])))
     w = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(w)}  {v}" for k, v in rows)
+
+
+class Progress:
+    """A progress bar line per finished pair on stderr (``[####......]  3/60  12s  name  ok  1.02x``)."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.quiet, self.done, self.t0 = total, quiet, 0, time.monotonic()
+
+    def __call__(self, _i: int, r: EvalResult) -> None:
+        self.done += 1
+        if self.quiet:
+            return
+        sp = f"{r.speedup:.2f}x" if r.speedup is not None else "-"
+        extra = f"  [{', '.join(r.flags)}]" if r.flags else ""
+        why = f"  {r.reason[:100]}" if r.status != "ok" else ""
+        w = len(str(self.total))
+        el = time.monotonic() - self.t0
+        filled = round(20 * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (20 - filled)
+        print(f"[{bar}] {self.done:>{w}}/{self.total} {el:5.0f}s  {r.task:<36} {r.status:<13} {sp:>7}{extra}{why}",
+              file=sys.stderr, flush=True)
