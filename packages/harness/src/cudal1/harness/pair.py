@@ -57,7 +57,7 @@ from .process import WorkerGone, WorkerProcess
 from .protocol import WorkerReport
 from .static_checks import StaticReport
 from .suite import reference_candidate
-from .timing import PairedTimes, summarise_rounds
+from .timing import PROCESS_DRAW_SD, PairedTimes, summarise_rounds
 from .types import Candidate, Task
 from .verdict import Failure, Observations
 
@@ -446,11 +446,13 @@ def _timing(run: _Run) -> bool:
                 return False
             clocks_r.append(res[0])
             clocks_c.append(res[1])
-        reported = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt)
+        draws = PROCESS_DRAW_SD.get(ref.device, 0.0)  # two processes' own speeds, beyond these rounds' noise
+        reported = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt,
+                                    process_sd=draws)
         check = clockcheck.check(clocks_r, clocks_c, reported.cand_ms, ref.device)
         charged = clockcheck.charge(check, reported.cand_ms)  # the parent's clock decides, not the candidate
         summary = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt,
-                                   cand_extra_ms=charged) if charged > 0 else reported
+                                   cand_extra_ms=charged, process_sd=draws) if charged > 0 else reported
         drift = reference_drift(summary.ref_ms, ref.alone_ms)
         measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c, ref.device,
                                 statistics.median(ref.alone_ms), reported.cand_ms))
