@@ -38,7 +38,7 @@ def figures_in(text: str) -> list[str]:
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("kb_figures", ROOT / "benchmarks/scripts/kb_figures.py")
+    spec = importlib.util.spec_from_file_location("set_figures", ROOT / "benchmarks/scripts/set_figures.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -46,10 +46,12 @@ def _script():
 
 @needs_results
 def test_figures_match_their_stores(tmp_path, capsys):
-    """The committed file is what kb_figures.py reads from the stores for the current code; a copy with one figure
-    changed is reported out of date and left as it was."""
+    """Each set's committed file is what set_figures.py reads from the stores for the current code; a copy with one
+    figure changed is reported out of date and left as it was."""
     script = _script()
     assert script.main([]) == 0, capsys.readouterr()
+    assert script.main(["--set", "kernelzoo"]) == 0, capsys.readouterr()
+    assert script.main(["--set", "nope"]) == 2 and "no solution set 'nope'" in capsys.readouterr().err
     doc = json.loads(measured_path().read_text(encoding="utf-8"))
     doc["tasks"]["12_Matmul_with_diagonal_matrices_"]["h100-eager"]["speedup"] = 99.0
     forged = tmp_path / "measured.json"
@@ -87,9 +89,20 @@ def test_every_file_has_its_release_figure():
     assert m.runs["h100-eager"].gpu == "NVIDIA H100 80GB HBM3" and m.runs["h100-eager"].baseline == "eager"
     for name, path in available("kernelbench-v0").items():
         fig = m.figure(name, "h100-eager", path=path)
-        assert fig is not None, f"{name}: no h100-eager figure for its current code (run kb_figures.py)"
+        assert fig is not None, f"{name}: no h100-eager figure for its current code (run set_figures.py)"
         assert fig.improves or "task_degenerate" in fig.flags, (name, fig)
         assert fig.ci is not None and fig.ci[0] - 0.01 <= (fig.speedup or 0) <= fig.ci[1] + 0.01, (name, fig)  # rounded
+
+
+def test_every_released_zoo_solution_has_its_figures():
+    """The built-in tasks' released solutions (set ``kernelzoo``): each measured as it is now against all five
+    baselines of the zoo's report run, verified."""
+    m = measured("kernelzoo")
+    assert len(m.runs) == 5 and {r.gpu for r in m.runs.values()} == {"NVIDIA H100 80GB HBM3"}
+    for name, path in available("kernelzoo").items():
+        for run in m.runs:
+            fig = m.figure(name, run, path=path)
+            assert fig is not None and fig.verified, (name, run, fig)
 
 
 @pytest.mark.parametrize("path", [*available("kernelbench-v0").values(), *sorted((KERNELBENCH_V0 / "pending").glob(

@@ -12,7 +12,7 @@ figures live in results and in a per-set data file, checked against the stores, 
 A figure belongs to a file's code, not its text. :func:`code_identity` hashes the syntax tree without docstrings
 (comments and layout count as little), so a docstring edit keeps a file's figures, and a code edit leaves them for
 the old code: :meth:`Measured.figure` with the file's path gives nothing until that code is measured. The figures
-are written and checked against the stores by ``benchmarks/scripts/kb_figures.py``
+are written and checked against the stores by ``benchmarks/scripts/set_figures.py``
 (``tests/kernelzoo/test_measured_figures.py`` runs the check). ::
 
     from cudal1.kernelzoo.measured import measured

@@ -1,11 +1,12 @@
-"""Write or check ``kernelbench_v0/measured.json`` (the set's measured figures; see ``cudal1.kernelzoo.measured``)
-from the results stores its runs name: for every solution file of the set and every run, the run's latest stored
-result whose code is the file's code (docstrings aside, as ``kb_release_table.py`` picks it), with its status,
-speedup over the run's baseline, 95% CI, both times (ms a call), flags, whether the harness verifies it and whether
-it counts as an improvement.
+"""Write or check a solution set's ``measured.json`` (its measured figures, beside its files; see
+``cudal1.kernelzoo.measured``) from the results stores its runs name: for every solution file of the set and every
+run, the run's latest stored result whose code is the file's code (docstrings aside, as ``kb_release_table.py``
+picks it), with its status, speedup over the run's baseline, 95% CI, both times (ms a call), flags, whether the
+harness verifies it and whether it counts as an improvement.
 
-    python benchmarks/scripts/kb_figures.py                        # check the committed file against its stores
-    python benchmarks/scripts/kb_figures.py --run h100-eager --baseline eager \
+    uv run python benchmarks/scripts/set_figures.py              # check kernelbench-v0's file against its stores
+    uv run python benchmarks/scripts/set_figures.py --set kernelzoo   # the built-in tasks' released solutions
+    uv run python benchmarks/scripts/set_figures.py --run h100-eager --baseline eager \
         --store benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100/results.sqlite.gz \
         --page benchmarks/results/2026-11-28-kernelbench-v0-sixteenth-pass-h100.md --write   # add or refresh a run
 
@@ -31,9 +32,9 @@ from cudal1.harness.flags import improves  # noqa: E402
 from cudal1.kernelzoo.measured import FORMAT, code_identity, measured_path  # noqa: E402
 from cudal1.kernelzoo.solutions import available  # noqa: E402
 
-ABOUT = ("Measured figures of the kernelbench-v0 solution files, per run (a GPU and a baseline): each file's "
-         "latest stored result for its code in the run's store. Written and checked by "
-         "benchmarks/scripts/kb_figures.py; read with cudal1.kernelzoo.measured.")
+ABOUT = ("Measured figures of the {set} solution files, per run (a GPU and a baseline): each file's latest stored "
+         "result for its code in the run's store. Written and checked by benchmarks/scripts/set_figures.py; read "
+         "with cudal1.kernelzoo.measured.")
 
 
 def _rel(path: Path) -> str:
@@ -58,7 +59,7 @@ def figures_of_run(run: dict, files: dict[str, Path], tmp: Path) -> tuple[str, d
     return (gpus.pop() if gpus else run.get("gpu", "?")), out
 
 
-def build(doc: dict, files: dict[str, Path]) -> dict:
+def build(doc: dict, files: dict[str, Path], solution_set: str) -> dict:
     """``doc`` (its runs) with every run's figures and every file's code identity made afresh from the stores."""
     runs = {rid: dict(r) for rid, r in doc.get("runs", {}).items()}
     tasks: dict[str, dict] = {name: {"code": code_identity(p.read_text(encoding="utf-8"))}
@@ -68,7 +69,7 @@ def build(doc: dict, files: dict[str, Path]) -> dict:
             run["gpu"], figs = figures_of_run(run, files, Path(tmp))
             for name, entry in figs.items():
                 tasks[name][rid] = entry
-    return {"format": FORMAT, "about": ABOUT, "runs": runs, "tasks": tasks}
+    return {"format": FORMAT, "about": ABOUT.format(set=solution_set), "runs": runs, "tasks": tasks}
 
 
 def render(doc: dict) -> str:
@@ -80,7 +81,8 @@ def render(doc: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=measured_path("kernelbench-v0"), help="the measured.json")
+    ap.add_argument("--set", default="kernelbench-v0", dest="solution_set", help="the solution set (kernelbench-v0)")
+    ap.add_argument("--out", type=Path, help="the measured.json (default: the set's)")
     ap.add_argument("--set-dir", type=Path, help="read the solution files from this folder (default: the set's)")
     ap.add_argument("--run", help="add or refresh this run id (with --store, --baseline and --page)")
     ap.add_argument("--store", type=Path, help="the run's results.sqlite(.gz)")
@@ -88,25 +90,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--page", type=Path, help="the result page of the run")
     ap.add_argument("--write", action="store_true", help="write the file (else only check it)")
     a = ap.parse_args(argv)
+    try:
+        a.out = a.out or measured_path(a.solution_set)
+    except KeyError as err:
+        print(f"set_figures: {err.args[0]}", file=sys.stderr)
+        return 2
     doc = json.loads(a.out.read_text(encoding="utf-8")) if a.out.exists() else {"runs": {}}
     if a.run:
         if not (a.store and a.baseline and a.page):
-            print("kb_figures: --run needs --store, --baseline and --page", file=sys.stderr)
+            print("set_figures: --run needs --store, --baseline and --page", file=sys.stderr)
             return 2
         for p in (a.store, a.page):
             if not p.exists():
-                print(f"kb_figures: {p} does not exist", file=sys.stderr)
+                print(f"set_figures: {p} does not exist", file=sys.stderr)
                 return 2
         doc.setdefault("runs", {})[a.run] = {"gpu": "?", "baseline": a.baseline, "store": _rel(a.store),
                                              "page": _rel(a.page)}
     if not doc.get("runs"):
-        print(f"kb_figures: {a.out} names no run: add one with --run", file=sys.stderr)
+        print(f"set_figures: {a.out} names no run: add one with --run", file=sys.stderr)
         return 2
-    files = {p.stem: p for p in sorted(a.set_dir.glob("*.py"))} if a.set_dir else available("kernelbench-v0")
+    files = {p.stem: p for p in sorted(a.set_dir.glob("*.py"))} if a.set_dir else available(a.solution_set)
     try:
-        new = build(doc, files)
+        new = build(doc, files, a.solution_set)
     except (ValueError, FileNotFoundError) as err:
-        print(f"kb_figures: {err}", file=sys.stderr)
+        print(f"set_figures: {err}", file=sys.stderr)
         return 2
     counts = ", ".join(f"{rid} {sum(rid in e for e in new['tasks'].values())}" for rid in new["runs"])
     old = json.loads(a.out.read_text(encoding="utf-8")) if a.out.exists() else {"tasks": {}}
