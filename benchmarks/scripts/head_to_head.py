@@ -15,7 +15,8 @@ Each pair is the harness's (sandboxed, two processes, the eager baseline unless 
 the store is read back, not run again. The table counts a speedup only when the harness verified it (no suspect,
 reject or task flag); a failed or unverified pair counts as 1.0 in the level geomean (as the release's own figures
 count unsolved tasks), and the verified-only geomean is printed beside it. ``ahead``: ours verified and faster than
-theirs (or theirs not verified); ``behind``: theirs verified and faster; ``tie``: within 2% of each other.
+theirs, or ours verified and theirs not; ``behind``: the same the other way; ``tie``: both verified within 2% of each
+other, or neither verified.
 """
 
 from __future__ import annotations
@@ -87,7 +88,10 @@ def compare(rows: dict[str, tuple[int, Side, Side]]) -> tuple[list[str], dict[in
         if theirs.verified and theirs.speedup is not None:
             lv["theirs_v"].append(theirs.speedup)
         a, b = ours.counted, theirs.counted
-        verdict = "tie" if abs(a - b) <= TIE * max(a, b) else ("ahead" if a > b else "behind")
+        if ours.verified != theirs.verified:  # one side has no verified solution: the other is ahead, whatever its
+            verdict = "ahead" if ours.verified else "behind"  # figure (a verified 0.95x still beats a wrong file)
+        else:
+            verdict = "tie" if abs(a - b) <= TIE * max(a, b) else ("ahead" if a > b else "behind")
         lv["verdict"].append(verdict)
         lines.append(f"| {level} | {name} | {_show(ours)} | {_show(theirs)} | {verdict} |")
     summary = {}

@@ -45,10 +45,12 @@ def test_only_verified_speedups_count_and_ties_are_close(h2h):
     rows = {"a": (1, S("ok", 2.0, True), S("ok", 1.5, True)),       # ahead
             "b": (1, S("ok", 1.2, True), S("ok", 3.0, False)),      # theirs not verified: counts 1.0 -> ahead
             "c": (1, S("incorrect", None, False), S("ok", 1.3, True)),  # behind
-            "d": (2, S("ok", 1.00, True), S("ok", 1.01, True))}     # tie
+            "d": (2, S("ok", 1.00, True), S("ok", 1.01, True)),     # tie
+            "e": (2, S("ok", 0.95, True), S("incorrect", None, False)),  # a verified 0.95x beats a wrong file
+            "f": (2, S("timeout", None, False), S("incorrect", None, False))}  # neither: tie
     lines, summary = h2h.compare(rows)
     verdicts = {line.split(" | ")[1]: line.split(" | ")[-1].strip(" |") for line in lines[2:]}
-    assert verdicts == {"a": "ahead", "b": "ahead", "c": "behind", "d": "tie"}
+    assert verdicts == {"a": "ahead", "b": "ahead", "c": "behind", "d": "tie", "e": "ahead", "f": "tie"}
     one = summary[1]
     assert one["tasks"] == 3 and (one["ahead"], one["behind"], one["tie"]) == (2, 1, 0)
     assert math.isclose(one["ours_geomean"], (2.0 * 1.2 * 1.0) ** (1 / 3))
