@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -106,7 +106,7 @@ def compare(rows: dict[str, tuple[int, Side, Side]]) -> tuple[list[str], dict[in
 
 
 def _geomean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    return statistics.geometric_mean(xs) if xs else float("nan")
 
 
 def _show(s: Side) -> str:

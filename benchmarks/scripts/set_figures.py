@@ -42,9 +42,10 @@ def _rel(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def figures_of_run(run: dict, files: dict[str, Path], tmp: Path) -> tuple[str, dict[str, dict]]:
-    """The run's GPU and, per file with a record of its code in the run's store, its figure entry."""
-    records = latest_records(plain(ROOT / run["store"], tmp), run["baseline"])
+def figures_of_run(run: dict, files: dict[str, Path], store: Path) -> tuple[str, dict[str, dict]]:
+    """The run's GPU and, per file with a record of its code in the run's store (``store``: its plain sqlite), its
+    figure entry."""
+    records = latest_records(store, run["baseline"])
     rows, _ = measured_records(records, files)
     gpus = {(r.get("environment") or {}).get("gpu_name") or r.get("device", "?") for _, r in rows}
     if len(gpus) > 1:
@@ -65,8 +66,13 @@ def build(doc: dict, files: dict[str, Path], solution_set: str) -> dict:
     tasks: dict[str, dict] = {name: {"code": code_identity(p.read_text(encoding="utf-8"))}
                               for name, p in sorted(files.items())}
     with tempfile.TemporaryDirectory() as tmp:
+        stores: dict[str, Path] = {}  # runs of one store (several baselines) decompress it once
         for rid, run in runs.items():
-            run["gpu"], figs = figures_of_run(run, files, Path(tmp))
+            if run["store"] not in stores:
+                sub = Path(tmp) / str(len(stores))
+                sub.mkdir()
+                stores[run["store"]] = plain(ROOT / run["store"], sub)
+            run["gpu"], figs = figures_of_run(run, files, stores[run["store"]])
             for name, entry in figs.items():
                 tasks[name][rid] = entry
     return {"format": FORMAT, "about": ABOUT.format(set=solution_set), "runs": runs, "tasks": tasks}
