@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +95,50 @@ def is_build_failure(exc: BaseException) -> bool:
             return True
         e = e.__cause__ or e.__context__
     return False
+
+
+CACHE_COPY_LIMIT = 512 << 20
+
+
+def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT) -> int:
+    """Copy the regular files under ``src`` to ``dst`` (links, devices and FIFOs skipped; nothing followed;
+    at most ``limit`` bytes). Returns the bytes copied."""
+    copied = 0
+    if not src.is_dir() or src.is_symlink():
+        return 0
+    for root, dirs, files in os.walk(src, followlinks=False):
+        rel = Path(root).relative_to(src)
+        dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink()]
+        for name in files:
+            p = Path(root) / name
+            try:
+                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or copied + st.st_size > limit:
+                    continue
+                target = dst / rel / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with os.fdopen(os.dup(fd), "rb") as fin, open(target, "wb") as fout:
+                    shutil.copyfileobj(fin, fout)
+                copied += st.st_size
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+    return copied
+
+
+def seed_cache(persistent: Path, worker_cache: Path) -> None:
+    """Give a candidate worker a copy of its source's persistent kernel cache before the candidate loads."""
+    worker_cache.mkdir(parents=True, exist_ok=True)
+    _copy_regular_files(persistent, worker_cache)
+
+
+def keep_cache(worker_cache: Path, persistent: Path) -> None:
+    """Keep what a candidate worker compiled for the next evaluation of the same source (regular files only;
+    only that source's workers ever get them back)."""
+    if worker_cache.is_dir():
+        _copy_regular_files(worker_cache, persistent)

@@ -33,7 +33,7 @@ from .devices import default_device, probe_cuda_devices
 from .lanes import Lane, LaneSpec, lane_cpus
 from .novelty import same_source
 from .pair import ReferenceSide, run_pair
-from .process import WorkerGone, WorkerProcess, keep_cache, kill_all, seed_cache
+from .process import WorkerGone, WorkerProcess, kill_all
 from .static_checks import analyse
 from .syntax import syntax_problem
 from .techniques import library_digest
@@ -161,8 +161,8 @@ class EvalPool:
     def kernel_cache(self, candidate: Candidate) -> Path:
         """The persistent Triton/CuPy/inductor cache of this candidate source alone (keyed by its hash, so no
         candidate can plant a kernel that another one loads). A worker gets a copy of it in its own folder
-        before the candidate loads (:func:`cudal1.harness.process.seed_cache`) and what it compiled is kept
-        after (:func:`cudal1.harness.process.keep_cache`)."""
+        before the candidate loads (:func:`cudal1.harness.buildcache.seed_cache`) and what it compiled is kept
+        after (:func:`cudal1.harness.buildcache.keep_cache`)."""
         return self.cache_root / "kernels" / candidate.hash[:32]
 
     # -- builds -----------------------------------------------------------------------------------------
@@ -276,7 +276,7 @@ class EvalPool:
         else:  # its build folder is bound into its sandbox: a worker of its own
             worker = lane.new_candidate_worker(ext)
         kcache = self.kernel_cache(candidate)
-        seed_cache(kcache, worker.cache_dir)
+        buildcache.seed_cache(kcache, worker.cache_dir)
         # the next pairs' processes start while this one runs (for the next call too when keeping warm)
         lane.prestart(lane.spares if self.keep_warm else remaining)
         try:
@@ -286,7 +286,7 @@ class EvalPool:
         finally:
             obs.log_tail = worker.log_tail()
             worker.kill(wait=False)
-            keep_cache(worker.cache_dir, kcache)
+            buildcache.keep_cache(worker.cache_dir, kcache)
             lane.retire(worker)
         if obs.reference_failure is not None:  # the reference cannot be trusted any more: set it up again
             lane.drop_reference()
