@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cudal1.harness import ResultStore
-from cudal1.policy.action_space import describe, menu_text, off_menu
+from cudal1.policy.action_space import describe, menu_imports, menu_text, off_menu
 from cudal1.policy.contrastive import build_prompt_rows
 from cudal1.policy.evaluation import evaluation_prompt
 from cudal1.policy.recipe import ActionSpaceSection, RecipeError, load_recipe
@@ -79,6 +79,48 @@ def test_seed_answers_calling_an_op_off_the_menu_are_left_out():
     wide = load_recipe("default", ["sft.seed_tasks=split", "sft.seed_references=false", "action_space.name=zoo"],
                        configs_dir=CONFIGS)
     assert len(training_examples(wide, tasks, held)) > len(ex)
+
+
+def _imported_objects(code: str) -> dict[str, object]:
+    """Each name ``code`` imports from cudal1.kernelzoo (or one of its modules) and the object it is bound to."""
+    import ast
+    import importlib
+
+    return {a.asname or a.name: getattr(importlib.import_module(n.module), a.name) for n in ast.parse(code).body
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("cudal1.kernelzoo") for a in n.names}
+
+
+def test_seed_answers_import_menu_ops_the_way_the_menu_writes_it():
+    """Attempt 2 of issue 42, item 6: one import form, the menu's, in the seed answers (the H100 run of 2026-12-05
+    invented op modules such as cudal1.kernelzoo.ops.conv2d in 29 of 35 compile errors)."""
+    zoo = ActionSpaceSection(name="zoo", ops=["softmax", "layer_norm", "bias_act_"])
+    code = ('"""doc: from cudal1.kernelzoo.ops.softmax import softmax stays in a docstring"""\n'
+            "import torch\n"
+            "from cudal1.kernelzoo.ops.softmax import softmax\n"
+            "from cudal1.kernelzoo.ops.layer_norm import (\n    layer_norm,\n)\n"
+            "from cudal1.kernelzoo.ops.bias_act import bias_act_ as fused\n"  # renamed: left as it is
+            "from cudal1.kernelzoo.ops.softmax import softmax, softmax_ref\n"  # a name no menu op has: as it is
+            "x = 1\n")
+    out = menu_imports(code, zoo)
+    assert out.splitlines() == [
+        '"""doc: from cudal1.kernelzoo.ops.softmax import softmax stays in a docstring"""', "import torch",
+        "from cudal1.kernelzoo import softmax", "from cudal1.kernelzoo import layer_norm",
+        "from cudal1.kernelzoo.ops.bias_act import bias_act_ as fused",
+        "from cudal1.kernelzoo.ops.softmax import softmax, softmax_ref",
+        "x = 1"]
+    assert _imported_objects(out) == _imported_objects(code)  # the same functions, imported another way
+    assert menu_imports(code, ActionSpaceSection()) == code  # the free space changes nothing
+    assert menu_imports("def broken(:\n", zoo) == "def broken(:\n"
+    from cudal1.policy.pipeline import training_examples
+
+    r = load_recipe("embedded-zoo-h200", ["eval.device=cpu", "policy.device=cpu"], configs_dir=CONFIGS)
+    tasks, held = train_and_held_out(r.tasks, r.evaluation.names)
+    answers = [e["completion"][0]["content"] for e in training_examples(r, tasks, held)]
+    assert answers and not any("cudal1.kernelzoo.ops." in a.split('"""')[-1] for a in answers)
+    assert sum("from cudal1.kernelzoo import " in a for a in answers) == len(answers)
+    for a in answers:  # every rewritten import resolves, to the object the released solution imported
+        code = a.split("```python\n", 1)[1].rsplit("```", 1)[0]
+        assert _imported_objects(code)
 
 
 def r_train(r) -> list[str]:

@@ -127,10 +127,12 @@ def test_pipeline_end_to_end_and_resume(tmp_path):
     assert RunDir(run.path).state()["grpo_rounds_done"] == 2
 
 
-def test_a_round_drawn_at_once_generates_once_for_all_its_steps(tmp_path):
-    # grpo.prompts_per_generation 0: one generate call for the round's two prompts, then two optimizer steps
+@pytest.mark.parametrize("micro", [{}, {"micro_batch_size": 1}], ids=["whole-group", "micro-batched"])
+def test_a_round_drawn_at_once_generates_once_for_all_its_steps(tmp_path, micro):
+    # grpo.prompts_per_generation 0: one generate call for the round's two prompts, then two optimizer steps, also
+    # when each group's loss is computed a completion at a time (the H200 recipe's micro_batch_size)
     run = RunDir(tmp_path / "once")
-    train(tiny_recipe(grpo={"prompts_per_generation": 0}, sft={"max_steps": 1}), run, log=lambda s: None)
+    train(tiny_recipe(grpo={"prompts_per_generation": 0, **micro}, sft={"max_steps": 1}), run, log=lambda s: None)
     first, second = run.events("grpo_step")
     assert first["generation_s"] > 0 and first["completions"] == 4
     assert second["generation_s"] == 0 and second["completions"] == 0

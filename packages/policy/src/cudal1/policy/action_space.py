@@ -16,11 +16,12 @@ Example:
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-__all__ = ["SPACES", "ActionSpaceSection", "check", "describe", "menu_text", "off_menu"]
+__all__ = ["SPACES", "ActionSpaceSection", "check", "describe", "menu_imports", "menu_text", "off_menu"]
 
 #: action space name -> what a completion in it is made of
 SPACES: dict[str, str] = {
@@ -84,6 +85,40 @@ def off_menu(code: str, section: ActionSpaceSection) -> list[str]:
     shown = set(section.ops or menu.names())
     libraries = {op.imports.split()[1] for op in menu.ops}  # "from cudal1.kernelzoo import x" -> "cudal1.kernelzoo"
     return sorted(set().union(*(names_imported_from(code, lib) for lib in libraries)) - shown)
+
+
+def menu_imports(code: str, section: ActionSpaceSection) -> str:
+    """``code`` with every module-level import of menu ops from one of the library's modules written the way the menu
+    writes it: ``from cudal1.kernelzoo.ops.log_softmax import log_softmax`` becomes ``from cudal1.kernelzoo import
+    log_softmax``. The rest of the text is left as it is; a statement that also imports a name the menu does not
+    hold, renames one (``as``), and code that does not parse are left as they are; the free space changes nothing.
+
+    Why (issue 42, item 6, attempt 2): the menu in every prompt says ``from cudal1.kernelzoo import <op>`` while the
+    seed answers, released solutions, import from each op's module; a policy trained on them invented module names
+    (``cudal1.kernelzoo.ops.conv2d``) for ops whose module it never saw. One import form leaves none to invent."""
+    if section.name != "zoo":
+        return code
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    menu = _installed(section.menu)
+    home = {op.name: op.imports.rsplit(" import ", 1)[0] for op in menu.ops}  # op -> "from cudal1.kernelzoo"
+    libraries = {op.imports.split()[1] for op in menu.ops}
+    lines = code.splitlines(keepends=True)
+    for node in reversed(tree.body):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                and node.module not in libraries and any(node.module.startswith(lib + ".") for lib in libraries)):
+            continue
+        if not all(a.asname is None and a.name in home for a in node.names):
+            continue
+        by_home: dict[str, list[str]] = {}
+        for a in node.names:
+            by_home.setdefault(home[a.name], []).append(a.name)
+        new = "".join(f"{h} import {', '.join(names)}\n" for h, names in by_home.items())
+        end = node.end_lineno or node.lineno
+        lines[node.lineno - 1:end] = [new]
+    return "".join(lines)
 
 
 def describe(section: ActionSpaceSection) -> str:

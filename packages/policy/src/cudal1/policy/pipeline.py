@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from cudal1.harness import EvalConfig, ResultStore, Task, load_suite
 from cudal1.rewards import HackStore, RewardChecker
 
 from .action_space import describe as describe_action_space
-from .action_space import menu_text, off_menu
+from .action_space import menu_imports, menu_text, off_menu
 from .grpo import run_grpo
 from .loading import is_peft, load_policy
 from .recipe import Recipe
@@ -56,7 +57,8 @@ def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None =
     """Stage-1 examples: the seed data (released solutions of installed solution sets + references as
     ModelNew) for the recipe's train tasks, then every JSONL file of ``sft.data``; an example of a held-out
     task (by name, or a prompt that holds a held-out task's source) is dropped. With the zoo action space every
-    seed prompt carries the menu, and a released solution calling an op the menu does not show is left out."""
+    seed prompt carries the menu, a released solution calling an op the menu does not show is left out, and the
+    others import their ops the way the menu writes it (:func:`~cudal1.policy.action_space.menu_imports`)."""
     out: list[dict[str, Any]] = []
     if recipe.sft.seed_data:
         from cudal1.harness.solutions import load_solutions, solution_sets
@@ -72,7 +74,8 @@ def training_examples(recipe: Recipe, tasks: list, held_out: list[Task] | None =
         for name in sorted(solution_sets()):
             pairs += load_solutions(name, seed_tasks)[0]
         kinds = set(recipe.sft.seed_kinds)
-        pairs = [(t, c) for t, c in pairs if not off_menu(c.source, recipe.action_space)]
+        pairs = [(t, replace(c, source=menu_imports(c.source, recipe.action_space))) for t, c in pairs
+                 if not off_menu(c.source, recipe.action_space)]
         out += [e for e in seed_examples(seed_tasks, pairs, menu=menu_text(recipe.action_space)) if e.get("kind") in kinds
                 and (recipe.sft.seed_references or e.get("origin") != "seed:reference")]
     for path in recipe.sft.data:
