@@ -365,19 +365,29 @@ def _correctness(run: _Run) -> bool:
     cfg, obs = run.cfg, run.obs
     worst_abs = worst_rel = 0.0
     rtol = atol = None
+    # where the phase's wall time goes, on the parent's clock (the reference's trials, the candidate's, the parent's
+    # comparisons): in the record for the reward-throughput work (issue 41), decided on nothing
+    spent = obs.timing.setdefault("correctness_s", {"reference": 0.0, "candidate": 0.0, "judge": 0.0})
     for i in range(cfg.trials):
         seed, dseed, sseed = fresh_seed(), fresh_seed(), fresh_seed()
         payload = {"seed": seed, "digest_seed": dseed, "sample_seed": sseed, "name": f"trial{i}",
                    "free": run.ref.tight}
+        t0 = time.monotonic()
         r = run.ask_ref("trial", {**payload, "calls": 1}, calls=1)
+        t1 = time.monotonic()
+        spent["reference"] = round(spent["reference"] + t1 - t0, 3)
         if r is None:
             return False
         c = run.ask_cand("trial", {**payload, "calls": 2}, calls=2)
+        t2 = time.monotonic()
+        spent["candidate"] = round(spent["candidate"] + t2 - t1, 3)
         if c is None:
             return False
         for k, leaves in enumerate(c.outputs):
+            t3 = time.monotonic()
             cmp = judge(list(r.outputs[0]), list(leaves), run.ref.worker.outbox, run.cand.outbox,
                         rtol=cfg.rtol, atol=cfg.atol)
+            spent["judge"] = round(spent["judge"] + time.monotonic() - t3, 3)
             if not cmp.ok:
                 label = "" if k == 0 else " (second call)"
                 obs.incorrect = Failure("incorrect", f"trial {i + 1}{label}: {cmp.reason}")
