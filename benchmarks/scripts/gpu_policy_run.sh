@@ -74,7 +74,8 @@ for phase in "$@"; do
         --out runs/learning --seeds "${LEARN_SEEDS:-0}" --budget-s "${LEARN_BUDGET:-420}" ${LEARN_ARGS:-} \
         > "$OUT/learning.txt" 2>&1
       echo "learning rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/learning.txt"
-      cp runs/learning/results.md runs/learning/results.json runs/learning/recipe.yaml "$OUT/" 2>/dev/null
+      cp runs/learning/results.md runs/learning/results.json runs/learning/recipe.yaml runs/learning/learning-curves.svg \
+        "$OUT/" 2>/dev/null
       tar -C runs --exclude=checkpoint --exclude=trainer -czf "$OUT/learning.tar.gz" learning ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac

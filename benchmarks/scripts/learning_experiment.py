@@ -25,7 +25,10 @@ output exists, so an interrupted experiment continues where it stopped.
 
 Pooled over seeds: per arm, the geomean of the best paid speedup over (seed, held-out task) pairs with a
 bootstrap 95% CI over those pairs, and the mean of the other figures. Learning is claimed only when the
-``grpo`` arm's pooled CI lies above both ``sft_long``'s and ``search``'s; otherwise results.json says so.
+``grpo`` arm's pooled CI lies above both ``sft_long``'s and ``search``'s; otherwise results.json says so. On the
+train side (learning_curves.py): per GRPO round, the mean reward the ``grpo`` and ``shuffled`` arms' completions
+earned and their rate of verified improvements, with CIs, plotted in DIR/learning-curves.svg; the train verdict
+claims learning only when both of grpo's intervals lie above the shuffled arm's at the last round both reached.
 
     uv run python benchmarks/scripts/learning_experiment.py --out benchmarks/results/DATE-learning-cpu \\
         --seeds 0,1,2 [--recipe apps/configs/default.yaml] [section.key=value ...]
@@ -37,7 +40,7 @@ bootstrap 95% CI over those pairs, and the mean of the other figures. Learning i
 results.md and results.json name the recipe, its action space (cudal1.policy.action_space) and its split with kind.
 
 Writes DIR/recipe.yaml (the resolved recipe of seed 0), DIR/seed<N>/<arm>/ (run folders, search folder),
-DIR/results.json and DIR/results.md.
+DIR/results.json, DIR/results.md and DIR/learning-curves.svg (once a GRPO round exists).
 """
 
 from __future__ import annotations
@@ -57,6 +60,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "apps" / "configs"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import learning_curves  # noqa: E402 - the train-side curves (its sibling script)
+
 ARMS = ("base", "sft", "self_train", "grpo", "shuffled", "sft_long", "search")
 
 
@@ -281,8 +287,9 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
     wall = {**old.get("seconds", {}), **{str(s): {**old.get("seconds", {}).get(str(s), {}), **v}
                                          for s, v in seconds.items()}}
     setup = setup_of(out)
+    curves = learning_curves.curves(out, seeds)
     result = {"seeds": list(seeds), **setup, "pooled": table, "per_seed": per_seed, "verdict": verdict(table),
-              "seconds": wall}
+              "curves": curves, "train_verdict": learning_curves.train_verdict(curves), "seconds": wall}
     (out / "results.json").write_text(json.dumps(result, indent=1))
     lines = [f"Recipe {setup['recipe']}; action space: {setup['action_space']}; split: {setup['split']}.", "",
              "| arm | seeds | (seed, task) pairs | best-of-k geomean [95% CI] | correct@1 | novel correct | "
@@ -292,6 +299,12 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
                      f"{t['best_ci'][1]:.3f}] | {t['correct_at_1']:.2f} | {t['novel_correct_rate']:.2f} | "
                      f"{t['improved_fraction']:.2f} | {t['completions_per_seed']:.0f} |")
     lines += ["", f"Verdict: {result['verdict']}", ""]
+    if curves:  # the train side: what the completions of each GRPO round earned (learning-curves.svg plots it)
+        (out / "learning-curves.svg").write_text(learning_curves.svg(curves, "train tasks: grpo against shuffled "
+                                                                            "rewards"))
+        lines += ["Train tasks, per GRPO round ([learning-curves.svg](learning-curves.svg)):", "",
+                  *learning_curves.table(curves), ""]
+    lines += [f"Train verdict: {result['train_verdict']}", ""]
     (out / "results.md").write_text("\n".join(lines))
     return result
 

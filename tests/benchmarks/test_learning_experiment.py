@@ -85,3 +85,50 @@ def test_a_gpu_recipe_is_refused_without_cuda(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert lx.main(["--out", str(tmp_path), "--recipe", "embedded-zoo-h200", "--seeds", "0"]) == 2
     assert "no CUDA GPU" in capsys.readouterr().err
+
+
+def _write_arm(root: Path, seed: int, arm: str, per_round: list[tuple[float, float]], groups: int = 4, n: int = 4):
+    """A run folder's completions.jsonl: per GRPO round (earned reward, share of verified improvements); the shuffled
+    arm's rows carry a paid reward unrelated to what they earned, as cudal1.policy.rewarding writes them."""
+    import json
+
+    d = root / f"seed{seed}" / arm
+    d.mkdir(parents=True, exist_ok=True)
+    rows = [{"stage": "evaluation:sft", "prompt_id": "e", "reward": 9.0, "improves": True}]  # not a GRPO row
+    for rnd, (earned, share) in enumerate(per_round):
+        for g in range(groups):
+            for k in range(n):
+                row = {"stage": f"grpo:{rnd}", "prompt_id": f"p{g}", "reward": earned + 0.01 * k,
+                       "improves": k < share * n}
+                if arm == "shuffled":
+                    row["true_reward"], row["reward"] = row["reward"], 5.0  # paid 5.0: must not be read as earned
+                rows.append(row)
+    (d / "completions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_training_curves_read_earned_rewards_and_claim_learning_only_when_both_rates_clear_the_control(tmp_path):
+    _write_arm(tmp_path, 0, "grpo", [(-0.8, 0.0), (-0.2, 0.5)])
+    _write_arm(tmp_path, 0, "shuffled", [(-0.8, 0.0), (-0.8, 0.0)])
+    cs = lx.learning_curves.curves(tmp_path, [0], bootstrap=200)
+    assert [p["round"] for p in cs["grpo"]] == [0, 1] and cs["grpo"][0]["completions"] == 16
+    assert cs["grpo"][0]["groups"] == 4
+    assert cs["shuffled"][1]["reward_mean"] == pytest.approx(-0.8 + 0.015)  # earned, not the 5.0 paid
+    assert cs["grpo"][1]["improved_rate"] == 0.5
+    assert lx.learning_curves.train_verdict(cs).startswith("learning on train tasks")
+    # the twin: the reward rises above the control's but verified improvements do not: no claim, and it says which
+    _write_arm(tmp_path, 1, "grpo", [(-0.8, 0.0), (-0.2, 0.0)])
+    _write_arm(tmp_path, 1, "shuffled", [(-0.8, 0.0), (-0.8, 0.0)])
+    v = lx.learning_curves.train_verdict(lx.learning_curves.curves(tmp_path, [1], bootstrap=200))
+    assert v.startswith("no learning shown on train tasks: improved rate not apart")
+    assert lx.learning_curves.train_verdict({"grpo": cs["grpo"]}).startswith("no train verdict")
+    text = lx.learning_curves.svg(cs, "t")
+    assert text.startswith("<svg") and text.count("<polyline") == 4  # two panels x two arms
+
+
+def test_the_report_plots_the_curves_and_states_the_train_verdict(tmp_path):
+    _write_arm(tmp_path, 0, "grpo", [(-0.8, 0.0), (-0.6, 0.25)])
+    _write_arm(tmp_path, 0, "shuffled", [(-0.8, 0.0), (-0.7, 0.25)])
+    assert lx.main(["--out", str(tmp_path), "--seeds", "0", "--report"]) == 1  # no held-out arm evaluated yet
+    md = (tmp_path / "results.md").read_text()
+    assert "(learning-curves.svg)" in md and "| grpo | 1 | 16 (4) |" in md and "Train verdict: no learning shown" in md
+    assert (tmp_path / "learning-curves.svg").read_text().startswith("<svg")

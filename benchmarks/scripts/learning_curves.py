@@ -1,0 +1,187 @@
+"""The learning experiment's training curves (issue 42, item 5): per GRPO round, on train tasks, the mean reward the
+completions *earned* and the rate of verified improvements, for the ``grpo`` arm and its shuffled-reward control,
+pooled over seeds, with bootstrap 95% CIs; a plain-SVG plot of both; and the train-side finding, which says GRPO
+learnt on its train tasks only when, at the last round both arms reached, both of its intervals lie above the
+shuffled arm's.
+
+Read from each arm's ``completions.jsonl`` (every completion the pipeline drew, cudal1.policy.rewarding): rows of
+stage ``grpo:<round>``; the earned reward is ``true_reward`` where the control paid a shuffled one, else ``reward``;
+a verified improvement is the row's ``improves`` (the harness's one rule, cudal1.harness.flags.improves).
+
+The bootstrap resamples prompt groups (a seed's prompt and its completions), not single completions: the completions
+of one prompt share the prompt and the policy state, so resampling them one by one would understate the spread.
+
+    uv run python benchmarks/scripts/learning_curves.py DIR --seeds 0,1,2   # DIR/learning-curves.svg, tables printed
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+CURVE_ARMS = ("grpo", "shuffled")
+COLOURS = {"grpo": "#1f77b4", "shuffled": "#d62728"}
+
+
+def training_rows(run: Path) -> list[dict[str, Any]]:
+    """The GRPO completions of one arm's run folder: ``round``, ``group`` (its prompt), ``reward`` (earned) and
+    ``improves``; none when the folder has no completions file. Rows without a finite earned reward are left out."""
+    f = run / "completions.jsonl"
+    if not f.exists():
+        return []
+    rows = []
+    for line in f.read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        stage = str(r.get("stage", ""))
+        if not stage.startswith("grpo:"):
+            continue
+        earned = r.get("true_reward", r.get("reward"))
+        if not isinstance(earned, (int, float)) or not math.isfinite(earned):
+            continue
+        rows.append({"round": int(stage.split(":", 1)[1]), "group": str(r.get("prompt_id", "")),
+                     "reward": float(earned), "improves": bool(r.get("improves"))})
+    return rows
+
+
+def _group_bootstrap(groups: list[list[float]], bootstrap: int, rng: random.Random) -> tuple[float, float, float]:
+    """(mean over all values, 95% CI) with whole groups resampled."""
+    flat = [v for g in groups for v in g]
+    mean = statistics.fmean(flat)
+    if len(groups) < 2:
+        return mean, mean, mean
+    boots = []
+    for _ in range(bootstrap):
+        pick = [v for _ in groups for v in rng.choice(groups)]
+        boots.append(statistics.fmean(pick))
+    boots.sort()
+    return mean, boots[int(0.025 * (bootstrap - 1))], boots[int(0.975 * (bootstrap - 1))]
+
+
+def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
+    """arm -> one point per GRPO round: ``round``, ``completions``, ``groups``, ``reward_mean``, ``reward_ci``,
+    ``improved_rate``, ``improved_ci``; pooled over ``seeds`` (``out/seed<N>/<arm>/``). Arms with no GRPO
+    completion yet are left out."""
+    rng = random.Random(seed)
+    result: dict[str, list[dict[str, Any]]] = {}
+    for arm in CURVE_ARMS:
+        by_round: dict[int, dict[tuple[int, str], list[dict[str, Any]]]] = {}
+        for s in seeds:
+            for r in training_rows(out / f"seed{s}" / arm):
+                by_round.setdefault(r["round"], {}).setdefault((s, r["group"]), []).append(r)
+        points = []
+        for rnd in sorted(by_round):
+            groups = list(by_round[rnd].values())
+            m, lo, hi = _group_bootstrap([[r["reward"] for r in g] for g in groups], bootstrap, rng)
+            p, plo, phi = _group_bootstrap([[float(r["improves"]) for r in g] for g in groups], bootstrap, rng)
+            points.append({"round": rnd, "completions": sum(len(g) for g in groups), "groups": len(groups),
+                           "reward_mean": m, "reward_ci": [lo, hi], "improved_rate": p, "improved_ci": [plo, phi]})
+        if points:
+            result[arm] = points
+    return result
+
+
+def train_verdict(cs: dict[str, list[dict[str, Any]]]) -> str:
+    """The train-side finding at the last round both arms reached: learning only when the ``grpo`` arm's reward CI
+    and its improvement-rate CI each lie above the shuffled arm's."""
+    missing = [a for a in CURVE_ARMS if a not in cs]
+    if missing:
+        return f"no train verdict: arms {missing} have no GRPO rounds yet"
+    common = sorted({p["round"] for p in cs["grpo"]} & {p["round"] for p in cs["shuffled"]})
+    if not common:
+        return "no train verdict: the arms share no GRPO round"
+    last = common[-1]
+    g = next(p for p in cs["grpo"] if p["round"] == last)
+    c = next(p for p in cs["shuffled"] if p["round"] == last)
+    apart = {"reward": g["reward_ci"][0] > c["reward_ci"][1], "improved rate": g["improved_ci"][0] > c["improved_ci"][1]}
+    said = (f"round {last}: reward {g['reward_mean']:.3f} [{g['reward_ci'][0]:.3f}, {g['reward_ci'][1]:.3f}] against "
+            f"{c['reward_mean']:.3f} [{c['reward_ci'][0]:.3f}, {c['reward_ci'][1]:.3f}]; verified improvements "
+            f"{g['improved_rate']:.2f} [{g['improved_ci'][0]:.2f}, {g['improved_ci'][1]:.2f}] against "
+            f"{c['improved_rate']:.2f} [{c['improved_ci'][0]:.2f}, {c['improved_ci'][1]:.2f}]")
+    if all(apart.values()):
+        return f"learning on train tasks: grpo's intervals lie above the shuffled arm's ({said})"
+    return f"no learning shown on train tasks: {', '.join(k for k, v in apart.items() if not v)} not apart ({said})"
+
+
+def table(cs: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Markdown rows: arm, round, completions, mean earned reward [CI], verified-improvement rate [CI]."""
+    lines = ["| arm | GRPO round | completions (prompt groups) | mean earned reward [95% CI] | "
+             "verified improvements [95% CI] |", "|---|---|---|---|---|"]
+    for arm, points in cs.items():
+        for p in points:
+            lines.append(f"| {arm} | {p['round']} | {p['completions']} ({p['groups']}) | {p['reward_mean']:.3f} "
+                         f"[{p['reward_ci'][0]:.3f}, {p['reward_ci'][1]:.3f}] | {p['improved_rate']:.2f} "
+                         f"[{p['improved_ci'][0]:.2f}, {p['improved_ci'][1]:.2f}] |")
+    return lines
+
+
+def svg(cs: dict[str, list[dict[str, Any]]], title: str = "") -> str:
+    """Two panels (mean earned reward, verified-improvement rate) against the GRPO round, one line per arm with its
+    95% CI as bars, as a self-contained SVG document."""
+    w, h, pad = 360, 260, 48
+    panels = [("mean earned reward", "reward_mean", "reward_ci"), ("verified improvements", "improved_rate",
+                                                                   "improved_ci")]
+    rounds = sorted({p["round"] for pts in cs.values() for p in pts}) or [0]
+    x0, x1 = rounds[0], max(rounds[-1], rounds[0] + 1)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * w}" height="{h + 40}" font-family="sans-serif" '
+             f'font-size="11">', f'<text x="{w}" y="16" text-anchor="middle" font-size="13">{_esc(title)}</text>']
+    for k, (name, key, ci) in enumerate(panels):
+        ox = k * w
+        lo = min([p[ci][0] for pts in cs.values() for p in pts] + [0.0])
+        hi = max([p[ci][1] for pts in cs.values() for p in pts] + [lo + 1e-9])
+        span = hi - lo or 1.0
+
+        def px(r: float, ox: int = ox) -> float:
+            return ox + pad + (r - x0) / (x1 - x0) * (w - 2 * pad)
+
+        def py(v: float, lo: float = lo, span: float = span) -> float:
+            return 30 + (1 - (v - lo) / span) * (h - 60)
+
+        parts.append(f'<rect x="{ox + pad}" y="30" width="{w - 2 * pad}" height="{h - 60}" fill="none" stroke="#888"/>')
+        parts.append(f'<text x="{ox + w - pad}" y="{h + 4}" text-anchor="end">GRPO round</text>')
+        parts.append(f'<text x="{ox + pad}" y="26">{_esc(name)}</text>')
+        for v in (lo, hi):
+            parts.append(f'<text x="{ox + pad - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>')
+        for r in rounds:
+            parts.append(f'<text x="{px(r):.1f}" y="{h - 16}" text-anchor="middle">{r}</text>')
+        for j, (arm, pts) in enumerate(cs.items()):
+            colour = COLOURS.get(arm, "#444")
+            dx = (j - (len(cs) - 1) / 2) * 4  # the arms' bars side by side, not on top of each other
+            line = " ".join(f"{px(p['round']) + dx:.1f},{py(p[key]):.1f}" for p in pts)
+            parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            for p in pts:
+                x = px(p["round"]) + dx
+                parts.append(f'<line x1="{x:.1f}" y1="{py(p[ci][0]):.1f}" x2="{x:.1f}" y2="{py(p[ci][1]):.1f}" '
+                             f'stroke="{colour}"/>')
+                parts.append(f'<circle cx="{x:.1f}" cy="{py(p[key]):.1f}" r="3" fill="{colour}"/>')
+            parts.append(f'<text x="{ox + pad + 80 * j}" y="{h + 20}" fill="{colour}">&#9679; {_esc(arm)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", help="the experiment folder (benchmarks/scripts/learning_experiment.py --out)")
+    ap.add_argument("--seeds", default="0,1,2")
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    cs = curves(out, [int(s) for s in a.seeds.split(",") if s.strip()])
+    (out / "learning-curves.svg").write_text(svg(cs, "train tasks: grpo against shuffled rewards"))
+    print("\n".join(table(cs)))
+    print(train_verdict(cs))
+    return 0 if cs else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
