@@ -380,6 +380,11 @@ def test_replies_out_of_turn_unknown_or_malformed_are_protocol_errors():
     assert placed.placement == {"inputs": (0, 512), "outputs": (-1, 1024)}
     stepped = parse_reply({**ok, "steps_ms": {"draw": 3, "calls": 2.5}}, "batch", "abc", calls=2)
     assert stepped.steps_ms == {"draw": 3.0, "calls": 2.5} and placed.steps_ms is None
+    trial = {"type": "trial", "id": "t", "outputs": [[{"kind": "value", "value": 1}]]}
+    assert parse_reply({**trial, "steps_ms": {"draw": 1, "calls": 2, "digest": 3}}, "trial", "t", calls=1).steps_ms == {
+        "draw": 1.0, "calls": 2.0, "digest": 3.0}
+    with pytest.raises(ProtocolError, match="steps_ms"):  # a trial's diagnostics are checked like a batch's
+        parse_reply({**trial, "steps_ms": {"digest": float("inf")}}, "trial", "t", calls=1)
     for bad, words in (({**ok, "steps_ms": {"draw": -1.0}}, "steps_ms"), ({**ok, "steps_ms": {"sleep": 1.0}}, "steps_ms"),
                        ({**ok, "steps_ms": [1.0]}, "steps_ms"), ({**ok, "id": "zzz"}, "another command"),
                        ({"type": "result", "result": {"status": "ok", "speedup": 77}}, "another command"),

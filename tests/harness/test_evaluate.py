@@ -93,6 +93,10 @@ def test_slow_candidate_measures_below_one(fixture_tasks, fast_config, candidate
     assert all(rp >= rr and cp >= cr for rp, rr, cp, cr in chosen)  # the parent's window holds the timed calls
     excess = statistics.median(((cp - cr) - (rp - rr)) / n for rp, rr, cp, cr in chosen)
     assert excess == pytest.approx(res.timing["clock_check"]["excess_ms_per_call"])
+    # and each trial's steps on each worker's own clock: the slow candidate's 20 ms sleeps show in its calls
+    steps = res.timing["correctness_s"]["steps_ms"]
+    assert len(steps) == res.correctness["trials"]
+    assert all(s["cand"]["calls"] >= 2 * 19.0 and s["ref"]["calls"] < s["cand"]["calls"] for s in steps)
 
 
 def test_correct_rewrite_with_other_parameter_names(fixture_tasks, fast_config, candidate):

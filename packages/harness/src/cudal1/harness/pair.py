@@ -374,7 +374,7 @@ def _correctness(run: _Run) -> bool:
     for i in range(cfg.trials):
         seed, dseed, sseed = fresh_seed(), fresh_seed(), fresh_seed()
         payload = {"seed": seed, "digest_seed": dseed, "sample_seed": sseed, "name": f"trial{i}",
-                   "free": run.ref.tight}
+                   "free": run.ref.tight, "steps": run.debug}
         t0 = time.monotonic()
         r = run.ask_ref("trial", {**payload, "calls": 1}, calls=1)
         t1 = time.monotonic()
@@ -386,6 +386,8 @@ def _correctness(run: _Run) -> bool:
         spent["candidate"].append(round(t2 - t1, 3))
         if c is None:
             return False
+        if r.steps_ms is not None and c.steps_ms is not None:  # debug runs: each worker's own clock over its trial
+            spent.setdefault("steps_ms", []).append({"ref": r.steps_ms, "cand": c.steps_ms})
         for k, leaves in enumerate(c.outputs):
             t3 = time.monotonic()
             cmp = judge(list(r.outputs[0]), list(leaves), run.ref.worker.outbox, run.cand.outbox,

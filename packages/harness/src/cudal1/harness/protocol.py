@@ -17,7 +17,7 @@ setup       setup      [reference] task_check, stateful, leaves, set/out/model/p
 configure   configured [reference] free_bytes
 load        loaded     [candidate] build, unmapped, free_bytes, hints
 build       built      [candidate] status, reason, seconds
-trial       trial      outputs (leaves per call), hints
+trial       trial      outputs (leaves per call), steps_ms, hints
 batch       batch      ms (one per call), event_ms, placement (CUDA: input/output offsets), steps_ms, hints;
                        with ``commit``: outputs (leaves per call, every value in the outbox, no digests)
 digest      digest     outputs (leaves with digests, per call), steps_ms
@@ -74,7 +74,7 @@ class WorkerReport:
     #: batch replies on CUDA: where each call's inputs and output landed (address modulo 2 MiB; diagnostics only,
     #: nothing is decided on it)
     placement: dict[str, tuple[int, ...]] | None = None
-    #: batch and digest replies with ``CUDAL1_TIMING_DEBUG=1``: the worker's own clock over the steps of the command
+    #: trial, batch and digest replies with ``CUDAL1_TIMING_DEBUG=1``: the worker's own clock over the command's steps
     #: (ms: ``draw``, ``calls``, ``reply`` of a batch; ``digest``), where the protocol's time goes (diagnostics only)
     steps_ms: dict[str, float] | None = None
     # setup / configure / load / release
@@ -214,7 +214,7 @@ def parse_reply(msg: Any, op: str, cmd_id: str, *, calls: int | None = None) -> 
     hints = _hints(msg.get("hints"))
     if kind in ("trial", "digest", "outputs"):
         return WorkerReport(kind, cmd_id, hints, outputs=_outputs(msg.get("outputs"), calls),
-                            steps_ms=_steps(msg.get("steps_ms")) if kind == "digest" else None)
+                            steps_ms=_steps(msg.get("steps_ms")) if kind in ("trial", "digest") else None)
     if kind == "batch":
         ms, ev = _times(msg.get("ms"), calls), msg.get("event_ms")
         outs = msg.get("outputs")  # a committed batch: leaf records, the values in the outbox (pair.py)

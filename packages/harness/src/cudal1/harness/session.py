@@ -168,16 +168,28 @@ class Session:
         reference and the candidate in eager mode), each output described into the outbox."""
         seed, calls = int(cmd["seed"]), int(cmd["calls"])
         outputs = []
+        steps = {"draw": 0.0, "calls": 0.0, "digest": 0.0}  # diagnostics only (cmd "steps"), decided on nothing
+        t0 = time.perf_counter()
         with torch.no_grad():
             args = make_inputs(self.inp_mod, seed, self.device)
+            t1 = _synced(self.device) if cmd.get("steps") else 0.0
+            steps["draw"] = t1 - t0
             for k in range(calls):
                 mine = clone_args(args)
                 out = self._call(self.model, mine, f"trial call {k + 1}")
                 self._after_trial_call(args, mine, f"trial call {k + 1}")
+                t2 = time.perf_counter()
                 outputs.append(self._describe(out, f"{cmd['name']}_{k}", cmd.get("digest_seed"), cmd.get("sample_seed")))
+                t3 = time.perf_counter()
+                steps["calls"] += t2 - t1
+                steps["digest"] += t3 - t2
+                t1 = t3
                 del out, mine
         self._free_if(cmd)
-        return {"type": "trial", "outputs": outputs, "hints": self.hints()}
+        reply = {"type": "trial", "outputs": outputs, "hints": self.hints()}
+        if cmd.get("steps"):  # where a trial's time goes on the worker's clock (the parent asks with CUDAL1_TIMING_DEBUG=1)
+            reply["steps_ms"] = {k: 1e3 * v for k, v in steps.items()}
+        return reply
 
     @contextlib.contextmanager
     def _reading_outputs(self) -> Iterator[None]:
