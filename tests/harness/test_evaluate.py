@@ -74,7 +74,7 @@ def test_identical_candidate_measures_about_one(fixture_tasks, fast_config):
     # where the correctness phase went, on the parent's clock: each trial of each side and the comparisons, within it
     split = res.timing["correctness_s"]
     assert len(split["reference"]) == len(split["candidate"]) == res.correctness["trials"]
-    assert min(split["reference"] + split["candidate"]) > 0 and split["judge"] > 0
+    assert min(split["reference"] + split["candidate"]) > 0 and split["judge"] >= 0
     assert sum(split["reference"] + split["candidate"]) + split["judge"] <= res.timing["phases_s"]["correctness"] + 0.01
 
 

@@ -378,12 +378,12 @@ def _correctness(run: _Run) -> bool:
         t0 = time.monotonic()
         r = run.ask_ref("trial", {**payload, "calls": 1}, calls=1)
         t1 = time.monotonic()
-        spent["reference"].append(round(t1 - t0, 3))
+        spent["reference"].append(round(t1 - t0, 4))
         if r is None:
             return False
         c = run.ask_cand("trial", {**payload, "calls": 2}, calls=2)
         t2 = time.monotonic()
-        spent["candidate"].append(round(t2 - t1, 3))
+        spent["candidate"].append(round(t2 - t1, 4))
         if c is None:
             return False
         if r.steps_ms is not None and c.steps_ms is not None:  # debug runs: each worker's own clock over its trial
@@ -392,7 +392,7 @@ def _correctness(run: _Run) -> bool:
             t3 = time.monotonic()
             cmp = judge(list(r.outputs[0]), list(leaves), run.ref.worker.outbox, run.cand.outbox,
                         rtol=cfg.rtol, atol=cfg.atol)
-            spent["judge"] = round(spent["judge"] + time.monotonic() - t3, 3)
+            spent["judge"] = round(spent["judge"] + time.monotonic() - t3, 6)
             if not cmp.ok:
                 label = "" if k == 0 else " (second call)"
                 obs.incorrect = Failure("incorrect", f"trial {i + 1}{label}: {cmp.reason}")
