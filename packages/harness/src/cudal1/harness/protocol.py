@@ -75,7 +75,8 @@ class WorkerReport:
     #: nothing is decided on it)
     placement: dict[str, tuple[int, ...]] | None = None
     #: trial, batch and digest replies with ``CUDAL1_TIMING_DEBUG=1``: the worker's own clock over the command's steps
-    #: (ms: ``draw``, ``calls``, ``reply`` of a batch; ``digest``), where the protocol's time goes (diagnostics only)
+    #: (ms: ``draw``, ``calls``, ``reply`` of a batch; ``digest``; a trial's ``draw``, ``calls`` and ``digest``, its
+    #: outputs described and sampled), where the protocol's time goes (diagnostics only)
     steps_ms: dict[str, float] | None = None
     # setup / configure / load / release
     task_check: dict[str, Any] = field(default_factory=dict)
