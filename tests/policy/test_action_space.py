@@ -100,14 +100,14 @@ def test_seed_answers_import_menu_ops_the_way_the_menu_writes_it():
             "from cudal1.kernelzoo.ops.layer_norm import (\n    layer_norm,\n)\n"
             "from cudal1.kernelzoo.ops.bias_act import bias_act_ as fused\n"  # renamed: left as it is
             "from cudal1.kernelzoo.ops.softmax import softmax, softmax_ref\n"  # a name no menu op has: as it is
-            "x = 1\n")
+            "from cudal1.kernelzoo.ops.layer_norm import layer_norm; x = 1\n")  # shares its line: as it is
     out = menu_imports(code, zoo)
     assert out.splitlines() == [
         '"""doc: from cudal1.kernelzoo.ops.softmax import softmax stays in a docstring"""', "import torch",
         "from cudal1.kernelzoo import softmax", "from cudal1.kernelzoo import layer_norm",
         "from cudal1.kernelzoo.ops.bias_act import bias_act_ as fused",
         "from cudal1.kernelzoo.ops.softmax import softmax, softmax_ref",
-        "x = 1"]
+        "from cudal1.kernelzoo.ops.layer_norm import layer_norm; x = 1"]
     assert _imported_objects(out) == _imported_objects(code)  # the same functions, imported another way
     assert menu_imports(code, ActionSpaceSection()) == code  # the free space changes nothing
     assert menu_imports("def broken(:\n", zoo) == "def broken(:\n"

@@ -91,7 +91,8 @@ def menu_imports(code: str, section: ActionSpaceSection) -> str:
     """``code`` with every module-level import of menu ops from one of the library's modules written the way the menu
     writes it: ``from cudal1.kernelzoo.ops.log_softmax import log_softmax`` becomes ``from cudal1.kernelzoo import
     log_softmax``. The rest of the text is left as it is; a statement that also imports a name the menu does not
-    hold, renames one (``as``), and code that does not parse are left as they are; the free space changes nothing.
+    hold, renames one (``as``) or shares a line with other code, and code that does not parse are left as they are;
+    the free space changes nothing.
 
     Why (issue 42, item 6, attempt 2): the menu in every prompt says ``from cudal1.kernelzoo import <op>`` while the
     seed answers, released solutions, import from each op's module; a policy trained on them invented module names
@@ -112,11 +113,13 @@ def menu_imports(code: str, section: ActionSpaceSection) -> str:
             continue
         if not all(a.asname is None and a.name in home for a in node.names):
             continue
+        end = node.end_lineno or node.lineno
+        if node.col_offset or lines[end - 1][node.end_col_offset or 0:].strip():  # shares a line with other code
+            continue
         by_home: dict[str, list[str]] = {}
         for a in node.names:
             by_home.setdefault(home[a.name], []).append(a.name)
         new = "".join(f"{h} import {', '.join(names)}\n" for h, names in by_home.items())
-        end = node.end_lineno or node.lineno
         lines[node.lineno - 1:end] = [new]
     return "".join(lines)
 
