@@ -73,6 +73,15 @@ def _installed(name: str) -> Any:
     return load_menu(name)
 
 
+@cache
+def _import_forms(name: str) -> tuple[dict[str, str], frozenset[str]]:
+    """Of installed menu ``name``: op -> the ``from X`` part of its import line, and the libraries those lines import
+    from (``from cudal1.kernelzoo import x`` -> ``cudal1.kernelzoo``)."""
+    ops = _installed(name).ops
+    return ({op.name: op.imports.rsplit(" import ", 1)[0] for op in ops},
+            frozenset(op.imports.split()[1] for op in ops))
+
+
 def off_menu(code: str, section: ActionSpaceSection) -> list[str]:
     """Names ``code`` imports from the menu's library (the module of its import lines, e.g. ``cudal1.kernelzoo``, or
     one of its modules) that the recipe's menu does not show, sorted; empty for the free space or code that does not
@@ -81,9 +90,8 @@ def off_menu(code: str, section: ActionSpaceSection) -> list[str]:
         return []
     from cudal1.prompts.menu import names_imported_from
 
-    menu = _installed(section.menu)
-    shown = set(section.ops or menu.names())
-    libraries = {op.imports.split()[1] for op in menu.ops}  # "from cudal1.kernelzoo import x" -> "cudal1.kernelzoo"
+    shown = set(section.ops or _installed(section.menu).names())
+    libraries = _import_forms(section.menu)[1]
     return sorted(set().union(*(names_imported_from(code, lib) for lib in libraries)) - shown)
 
 
@@ -103,9 +111,7 @@ def menu_imports(code: str, section: ActionSpaceSection) -> str:
         tree = ast.parse(code)
     except SyntaxError:
         return code
-    menu = _installed(section.menu)
-    home = {op.name: op.imports.rsplit(" import ", 1)[0] for op in menu.ops}  # op -> "from cudal1.kernelzoo"
-    libraries = {op.imports.split()[1] for op in menu.ops}
+    home, libraries = _import_forms(section.menu)  # op -> "from cudal1.kernelzoo"; {"cudal1.kernelzoo"}
     lines = code.splitlines(keepends=True)
     for node in reversed(tree.body):
         if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
