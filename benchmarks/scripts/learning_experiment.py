@@ -20,8 +20,10 @@ best-of-k geomean with a bootstrap CI, fraction of tasks improved):
                 (best-of-k over its larger k).
 
 The arms fork one another's run folders (sft -> self_train -> grpo / shuffled; sft -> sft_long; sft ->
-search), so they start from the same checkpoint and the same results store. Each phase is skipped when its
-output exists, so an interrupted experiment continues where it stopped.
+search), so they start from the same checkpoint and the same results store. ``grpo`` and ``shuffled`` take
+their GRPO rounds in turn (round r of both before round r + 1 of either), so that an experiment stopped by its
+budget has both arms' curves over the same rounds. Each phase is skipped when its output exists, so an
+interrupted experiment continues where it stopped.
 
 Pooled over seeds: per arm, the geomean of the best paid speedup over (seed, held-out task) pairs with a
 bootstrap 95% CI over those pairs, and the mean of the other figures. Learning is claimed only when the
@@ -94,6 +96,12 @@ def _eval_file(run: Path, stage: str) -> Path:
     return run / "evaluation" / f"{stage}.json"
 
 
+def _rounds_done(run: Path) -> int:
+    """GRPO rounds the run folder has finished (its state.json; 0 before the first)."""
+    state = run / "state.json"
+    return int(json.loads(state.read_text()).get("grpo_rounds_done", 0)) if state.exists() else 0
+
+
 class BudgetSpent(Exception):
     """``--budget-s`` ran out between two phases: what is done is kept; the same command continues from there."""
 
@@ -114,8 +122,8 @@ def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: 
     full = recipe()
     seconds: dict[str, float] = {}
 
-    def phase(name: str, done: Path, body: Callable[[], Any]) -> None:
-        if done.exists():
+    def phase(name: str, done: bool, body: Callable[[], Any]) -> None:
+        if done:
             log(f"seed {seed}: {name} already done")
             return
         if deadline is not None and time.monotonic() > deadline:
@@ -127,25 +135,35 @@ def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: 
         on_phase(seconds)
 
     sft = out / "sft"
-    phase("sft", _eval_file(sft, "sft"), lambda: train(
+    phase("sft", _eval_file(sft, "sft").exists(), lambda: train(
         recipe("self_train.enabled=false", "grpo.enabled=false"), RunDir(sft), log=log))
     start = sft
     if full.self_train.enabled and full.self_train.rounds > 0:
         st = out / "self_train"
         _fork(sft, st)
-        phase("self_train", _eval_file(st, "self_train"),
+        phase("self_train", _eval_file(st, "self_train").exists(),
               lambda: train(recipe("grpo.enabled=false"), RunDir(st), log=log))
         start = st
-    for arm, more in (("grpo", []), ("shuffled", ["reward.shuffle=true"])):
+    # grpo and its shuffled-reward control take their rounds in turn (round r of both before round r + 1 of
+    # either), so that a run stopped by its budget has learning curves of both arms over the same rounds
+    arms = (("grpo", []), ("shuffled", ["reward.shuffle=true"]))
+    for arm, _ in arms:
+        _fork(start, out / arm)
+    for r in range(1, full.grpo.rounds if full.grpo.enabled else 0):
+        for arm, more in arms:
+            folder = out / arm
+            phase(f"{arm} round {r}", _rounds_done(folder) >= r,
+                  lambda folder=folder, more=more, r=r: train(recipe(*more), RunDir(folder), log=log,
+                                                              grpo_rounds_until=r))
+    for arm, more in arms:
         folder = out / arm
-        _fork(start, folder)
-        phase(arm, _eval_file(folder, "grpo"), lambda folder=folder, more=more: train(
+        phase(arm, _eval_file(folder, "grpo").exists(), lambda folder=folder, more=more: train(
             recipe(*more), RunDir(folder), log=log))
     sft_long = out / "sft_long"
     _fork(sft, sft_long)
-    phase("sft_long", _eval_file(sft_long, "sft_long"), lambda: _sft_long(full, sft_long, log))
+    phase("sft_long", _eval_file(sft_long, "sft_long").exists(), lambda: _sft_long(full, sft_long, log))
     search = out / "search"
-    phase("search", _eval_file(search, "search"), lambda: _search(full, sft / "checkpoint", search, log))
+    phase("search", _eval_file(search, "search").exists(), lambda: _search(full, sft / "checkpoint", search, log))
     return seconds
 
 

@@ -132,3 +132,46 @@ def test_the_report_plots_the_curves_and_states_the_train_verdict(tmp_path):
     md = (tmp_path / "results.md").read_text()
     assert "(learning-curves.svg)" in md and "| grpo | 1 | 16 (4) |" in md and "Train verdict: no learning shown" in md
     assert (tmp_path / "learning-curves.svg").read_text().startswith("<svg")
+
+
+def test_grpo_and_its_shuffled_control_take_their_rounds_in_turn(tmp_path, monkeypatch):
+    # a run stopped by its budget must have curves of both arms over the same rounds: round r of grpo and of
+    # shuffled before round r + 1 of either; a second call skips what is done
+    import json
+
+    import cudal1.policy.pipeline as pipeline
+
+    calls = []
+
+    def fake_train(recipe, run, *, log, grpo_rounds_until=None):
+        arm, shuffled = run.path.name, recipe.reward.shuffle
+        calls.append((arm, shuffled, grpo_rounds_until))
+        done = recipe.grpo.rounds if grpo_rounds_until is None else grpo_rounds_until
+        stage = {"sft": "sft", "self_train": "self_train"}.get(arm, "grpo")
+        if stage == "grpo":
+            run.save_state(grpo_rounds_done=done)
+        if grpo_rounds_until is None:
+            (run.path / "evaluation").mkdir(exist_ok=True)
+            (run.path / "evaluation" / f"{stage}.json").write_text("{}")
+
+    monkeypatch.setattr(pipeline, "train", fake_train)
+    def control(name):
+        def body(*args):
+            calls.append((name, False, None))
+            (tmp_path / name / "evaluation").mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / "evaluation" / f"{name}.json").write_text("{}")
+        return body
+
+    monkeypatch.setattr(lx, "_sft_long", control("sft_long"))
+    monkeypatch.setattr(lx, "_search", control("search"))
+    over = ["grpo.rounds=3", "self_train.enabled=true", "self_train.rounds=1"]
+    lx.run_seed("default", over, 0, tmp_path, log=lambda m: None)
+    assert calls == [("sft", False, None), ("self_train", False, None),
+                     ("grpo", False, 1), ("shuffled", True, 1), ("grpo", False, 2), ("shuffled", True, 2),
+                     ("grpo", False, None), ("shuffled", True, None), ("sft_long", False, None), ("search", False, None)]
+    assert json.loads((tmp_path / "shuffled" / "state.json").read_text()) == {"grpo_rounds_done": 3}
+    calls.clear()
+    (tmp_path / "shuffled" / "evaluation" / "grpo.json").unlink()
+    (tmp_path / "shuffled" / "state.json").write_text(json.dumps({"grpo_rounds_done": 1}))
+    lx.run_seed("default", over, 0, tmp_path, log=lambda m: None)
+    assert calls == [("shuffled", True, 2), ("shuffled", True, None)]

@@ -127,6 +127,23 @@ def test_pipeline_end_to_end_and_resume(tmp_path):
     assert RunDir(run.path).state()["grpo_rounds_done"] == 2
 
 
+def test_grpo_rounds_until_stops_between_rounds_and_a_later_call_finishes(tmp_path):
+    # the learning experiment's arms take GRPO rounds in turn: a call that stops after round 1 of 2 writes no
+    # summary and no post-GRPO evaluation; the next call runs round 2 only, then finishes the run
+    run = RunDir(tmp_path / "turns")
+    recipe = tiny_recipe(grpo={"rounds": 2}, sft={"max_steps": 1})
+    train(recipe, run, log=lambda s: None, grpo_rounds_until=1)
+    assert run.state() == {"sft_done": True, "grpo_rounds_done": 1}
+    assert not (run.path / "summary.md").exists()
+    train(recipe, RunDir(run.path), log=lambda s: None, grpo_rounds_until=1)  # nothing left below round 1
+    train(recipe, RunDir(run.path), log=lambda s: None)
+    events = [json.loads(x)["event"] for x in (run.path / "metrics.jsonl").read_text().splitlines()]
+    assert events.count("sft") == 1 and events.count("grpo_round") == 2
+    assert (run.path / "summary.md").is_file() and RunDir(run.path).state()["grpo_rounds_done"] == 2
+    with pytest.raises(ValueError, match="round count"):
+        train(recipe, RunDir(run.path), log=lambda s: None, grpo_rounds_until=0)
+
+
 @pytest.mark.parametrize("micro", [{}, {"micro_batch_size": 1}], ids=["whole-group", "micro-batched"])
 def test_a_round_drawn_at_once_generates_once_for_all_its_steps(tmp_path, micro):
     # grpo.prompts_per_generation 0: one generate call for the round's two prompts, then two optimizer steps, also

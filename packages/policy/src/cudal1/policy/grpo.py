@@ -115,9 +115,9 @@ def _step_logger(run: RunDir, reward: HarnessReward, round_index: int) -> Any:
 
 
 def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any, reward: HarnessReward, run: RunDir,
-             *, peft_config: Any = None, start_round: int = 0) -> Any:
-    """Train ``recipe.grpo.rounds`` rounds from ``start_round``; returns the trained model (saved to the run's
-    checkpoint after every round)."""
+             *, peft_config: Any = None, start_round: int = 0, stop_round: int | None = None) -> Any:
+    """Train rounds ``start_round`` .. ``stop_round`` - 1 (default: to ``recipe.grpo.rounds``); returns the trained
+    model (saved to the run's checkpoint after every round)."""
     from datasets import Dataset
     from trl import GRPOConfig
 
@@ -136,7 +136,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
     trainer_cls = _trainer_class()
     menu = menu_text(recipe.action_space)
     reward.group_size = g.num_generations
-    for r in range(start_round, g.rounds):
+    for r in range(start_round, g.rounds if stop_round is None else min(stop_round, g.rounds)):
         reward.stage = f"grpo:{r}"
         rows = build_prompt_rows(store, tasks, n=g.exemplars, tau=g.tau, bucket_width=g.bucket_width, rng=rng,
                                  count_tokens=count_tokens, max_tokens=g.prompt_budget_tokens,

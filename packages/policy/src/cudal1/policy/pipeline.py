@@ -154,8 +154,13 @@ def evaluate_held_out(recipe: Recipe, run: RunDir, held: list[Task], store: Resu
     return fig
 
 
-def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
-    """Run (or resume) the recipe in ``run``; returns the summary figures (also in summary.md)."""
+def train(recipe: Recipe, run: RunDir, *, log: Any = print, grpo_rounds_until: int | None = None) -> dict[str, Any]:
+    """Run (or resume) the recipe in ``run``; returns the summary figures (also in summary.md). With
+    ``grpo_rounds_until`` (a round count, 1..``recipe.grpo.rounds``), GRPO stops once that many rounds are done and,
+    while rounds remain, the run returns before the held-out evaluation after GRPO (its figures so far; a later call
+    continues from the next round): two arms can then take their rounds in turn."""
+    if grpo_rounds_until is not None and not 1 <= grpo_rounds_until:
+        raise ValueError(f"grpo_rounds_until must be a round count of at least 1, not {grpo_rounds_until}")
     t0 = time.monotonic()
     recipe.require_runnable_here()
     state = run.state()
@@ -208,7 +213,8 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
     rc = recipe.reward
     g = recipe.grpo
     start = int(state.get("grpo_rounds_done", 0))
-    if g.enabled and start < g.rounds:
+    until = g.rounds if grpo_rounds_until is None else min(g.rounds, grpo_rounds_until)
+    if g.enabled and start < until:
         evaluator = _make_evaluator(recipe, cfg, store)
         try:
             def remeasure(task: Task, cand: Any) -> Any:
@@ -224,9 +230,15 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print) -> dict[str, Any]:
                 f"{g.prompts_per_task} prompt(s) x {g.num_generations} completions each round"
                 + ("; CONTROL RUN: rewards paid in shuffled order (reward.shuffle)" if rc.shuffle else ""))
             model = run_grpo(model, tok, recipe, tasks, store, reward, run,
-                             peft_config=None if is_peft(model) else peft_config, start_round=start)
+                             peft_config=None if is_peft(model) else peft_config, start_round=start,
+                             stop_round=until)
         finally:
             evaluator.close()
+    if g.enabled and until < g.rounds:  # rounds remain for a later call: no held-out evaluation yet
+        figures = summarize_run(run, store, time.monotonic() - t0)
+        store.close()
+        eval_store.close()
+        return figures
     if g.enabled and g.rounds > 0:
         evaluate_held_out(recipe, run, held, eval_store, model, tok, "grpo", log, state)
     figures = summarize_run(run, store, time.monotonic() - t0)
