@@ -100,9 +100,10 @@ def is_build_failure(exc: BaseException) -> bool:
 CACHE_COPY_LIMIT = 512 << 20
 
 
-def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT) -> int:
+def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT, skip: Path | None = None) -> int:
     """Copy the regular files under ``src`` to ``dst`` (links, devices and FIFOs skipped; nothing followed;
-    at most ``limit`` bytes). Returns the bytes copied."""
+    at most ``limit`` bytes; none whose path relative to ``src`` exists under ``skip``). Returns the bytes
+    copied."""
     copied = 0
     if not src.is_dir() or src.is_symlink():
         return 0
@@ -111,6 +112,8 @@ def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT) -> 
         dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink()]
         for name in files:
             p = Path(root) / name
+            if skip is not None and (skip / rel / name).exists():
+                continue
             try:
                 fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             except OSError:
@@ -131,14 +134,40 @@ def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT) -> 
     return copied
 
 
-def seed_cache(persistent: Path, worker_cache: Path) -> None:
-    """Give a candidate worker a copy of its source's persistent kernel cache before the candidate loads."""
+#: the harness's own Triton kernels (a compiled kernel's cache entry holds files named after it)
+HARNESS_KERNELS = ("_digest_sums_kernel",)
+
+
+def harness_kernel_entries(triton_cache: Path) -> list[Path]:
+    """The entries of Triton cache ``triton_cache`` (one folder per compiled kernel or launcher) that hold one of
+    :data:`HARNESS_KERNELS` or a shared object (the launchers Triton builds with the C compiler)."""
+    out: list[Path] = []
+    if not triton_cache.is_dir() or triton_cache.is_symlink():
+        return out
+    for entry in sorted(triton_cache.iterdir()):
+        if entry.is_dir() and not entry.is_symlink() and any(
+                f.name.split(".")[0] in HARNESS_KERNELS or f.name.endswith(".so") for f in entry.iterdir()):
+            out.append(entry)
+    return out
+
+
+def seed_cache(persistent: Path, worker_cache: Path, trusted: Path | None = None) -> None:
+    """Give a candidate worker a copy of its source's persistent kernel cache before the candidate loads, then the
+    harness's kernels from ``trusted``, a cache root laid out like a worker's (the reference processes':
+    ``triton/`` holds the digest kernel compiled for the task's outputs, which a fresh candidate process would
+    otherwise compile in its first trial; :func:`harness_kernel_entries`). Trusted entries are copied last, so
+    that a file the candidate's earlier runs left under the same name never replaces them; the candidate may change
+    its own copy, which no other process reads."""
     worker_cache.mkdir(parents=True, exist_ok=True)
     _copy_regular_files(persistent, worker_cache)
+    if trusted is not None:
+        for entry in harness_kernel_entries(trusted / "triton"):
+            _copy_regular_files(entry, worker_cache / "triton" / entry.name)
 
 
-def keep_cache(worker_cache: Path, persistent: Path) -> None:
+def keep_cache(worker_cache: Path, persistent: Path, trusted: Path | None = None) -> None:
     """Keep what a candidate worker compiled for the next evaluation of the same source (regular files only;
-    only that source's workers ever get them back)."""
+    only that source's workers ever get them back), less what :func:`seed_cache` gave it from ``trusted``
+    (given afresh each time)."""
     if worker_cache.is_dir():
-        _copy_regular_files(worker_cache, persistent)
+        _copy_regular_files(worker_cache, persistent, skip=trusted)

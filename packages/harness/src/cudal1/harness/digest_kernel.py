@@ -10,6 +10,13 @@ Each program sums :data:`BLOCK` consecutive values of one row in the output's pr
 float64 outputs); the per-block sums are added in float64 by the caller. The signs are the same function of the
 position and the seed as :func:`cudal1.harness.digest.weight_signs` (a 32-bit mixer on int64 arithmetic, masked),
 so the GPU and the PyTorch path give the same digest up to the sums' rounding.
+
+One compiled kernel serves every seed and position: Triton would otherwise compile a variant per class of each
+integer argument's value (32- or 64-bit, divisible by 16 or not), and a fresh candidate process met a new class at
+a random batch of its timing rounds, a 350-520 ms compile inside the parent's clocked window
+(benchmarks/results/2026-12-05-harness-timing-h200.md). The seed halves and the first position are therefore not
+specialised (``do_not_specialize``) and always passed with bit 32 set (64-bit whatever their value), which the
+kernel masks off.
 """
 
 from __future__ import annotations
@@ -31,7 +38,12 @@ def _fmix32(h):
     return h ^ (h >> 16)
 
 
-@triton.jit
+#: added to the seed halves and the first position so that each is a 64-bit argument whatever its value (the
+#: kernel works modulo 2**32: the positions are masked to 32 bits, the seed halves too)
+_WIDE_ARG = 1 << 32
+
+
+@triton.jit(do_not_specialize=["lo", "s1", "s2"])
 def _digest_sums_kernel(x_ptr, out_ptr, m, lo, s1, s2, nblocks, BLOCK: tl.constexpr, WIDE: tl.constexpr):
     b = tl.program_id(0)
     row = tl.program_id(1)
@@ -43,7 +55,7 @@ def _digest_sums_kernel(x_ptr, out_ptr, m, lo, s1, s2, nblocks, BLOCK: tl.conste
     else:
         x = x.to(tl.float32)
     pos = (lo + offs.to(tl.int64)) & 0xFFFFFFFF
-    h = _fmix32(_fmix32(pos ^ s1) ^ s2)
+    h = _fmix32(_fmix32(pos ^ (s1 & 0xFFFFFFFF)) ^ (s2 & 0xFFFFFFFF))
     w = (1 - 2 * (h & 1)).to(x.dtype)
     u = (1 - 2 * ((h >> 1) & 1)).to(x.dtype)
     y = tl.abs(x)
@@ -66,6 +78,7 @@ def row_sums(x: torch.Tensor, lo: int, seed: int) -> torch.Tensor:
     part = torch.empty(k, nblocks, 6, dtype=x.dtype, device=x.device)
     if m == 0:
         return torch.zeros(k, 6, dtype=torch.float64, device=x.device)
-    _digest_sums_kernel[(nblocks, k)](x, part, m, lo, seed & _M, (seed >> 32) & _M, nblocks, BLOCK=BLOCK,
+    _digest_sums_kernel[(nblocks, k)](x, part, m, _WIDE_ARG + (lo & _M), _WIDE_ARG + (seed & _M),
+                                      _WIDE_ARG + ((seed >> 32) & _M), nblocks, BLOCK=BLOCK,
                                       WIDE=x.dtype == torch.float64)
     return part.to(torch.float64).sum(1)

@@ -117,8 +117,10 @@ class EvalPool:
         self.cache_root.mkdir(parents=True, exist_ok=True)
         self.arch_list = ""
         base_env: dict[str, str] = {}
-        self.reference_env = {"TRITON_CACHE_DIR": str(self.cache_root / "reference" / "triton"),
-                              "TORCHINDUCTOR_CACHE_DIR": str(self.cache_root / "reference" / "inductor")}
+        #: the reference processes' caches (trusted code only): candidate workers get the harness's kernels from it
+        self.trusted_cache = self.cache_root / "reference"
+        self.reference_env = {"TRITON_CACHE_DIR": str(self.trusted_cache / "triton"),
+                              "TORCHINDUCTOR_CACHE_DIR": str(self.trusted_cache / "inductor")}
         spec = LaneSpec(config=self.config, sandboxed=self.sandboxed, limits=self.limits,
                         reference_env=dict(self.reference_env), hidden=lambda: tuple(self.hidden),
                         on_reference=self.record_reference)
@@ -276,7 +278,7 @@ class EvalPool:
         else:  # its build folder is bound into its sandbox: a worker of its own
             worker = lane.new_candidate_worker(ext)
         kcache = self.kernel_cache(candidate)
-        buildcache.seed_cache(kcache, worker.cache_dir)
+        buildcache.seed_cache(kcache, worker.cache_dir, trusted=self.trusted_cache)
         # the next pairs' processes start while this one runs (for the next call too when keeping warm)
         lane.prestart(lane.spares if self.keep_warm else remaining)
         try:
@@ -286,7 +288,7 @@ class EvalPool:
         finally:
             obs.log_tail = worker.log_tail()
             worker.kill(wait=False)
-            buildcache.keep_cache(worker.cache_dir, kcache)
+            buildcache.keep_cache(worker.cache_dir, kcache, trusted=self.trusted_cache)
             lane.retire(worker)
         if obs.reference_failure is not None:  # the reference cannot be trusted any more: set it up again
             lane.drop_reference()
