@@ -37,6 +37,7 @@ def test_default_recipe_loads_and_overrides_apply():
     (["policy.device=gpu"], "policy.device"),
     (["grpo.prompts_per_generation=-1"], "grpo.prompts_per_generation"),
     (["sft.seed_tasks=split", "tasks.split=null"], "needs a tasks.split"),
+    (["evaluation.stages=[base,rl]"], "evaluation.stages"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):
     with pytest.raises(RecipeError, match=match):
@@ -59,6 +60,22 @@ def test_policy_device_follows_cuda_and_a_cuda_policy_is_refused_without_it(monk
     monkeypatch.setenv("LOCAL_RANK", "3")
     # auto on a GPU machine: the rank's GPU (before 2026-12-05 the policy stayed on the CPU and generated there)
     assert policy_device(Recipe.from_dict({}).policy) == torch.device("cuda", 3)
+
+
+def test_an_evaluation_stage_left_out_is_skipped_and_said(tmp_path):
+    # the default recipe evaluates after base, SFT and GRPO only (its CPU run's time); nothing is loaded or measured
+    # for the stage left out, and the learning experiment's own stages are never left out by it
+    from cudal1.policy.pipeline import evaluate_held_out
+
+    r = load_recipe("default", [], configs_dir=CONFIGS)
+    assert r.evaluation.stages == ["base", "sft", "grpo"]
+    assert Recipe.from_dict({}).evaluation.stages == ["base", "sft", "self_train", "grpo"]
+    said, state = [], {}
+    held = load_suite("builtin")[:1]
+    assert evaluate_held_out(r, RunDir(tmp_path / "run"), held, None, None, None, "self_train", said.append,
+                             state) is None
+    assert said == ["evaluation after self_train: left out (evaluation.stages)"] and state == {}
+    assert not (tmp_path / "run" / "evaluation").exists()
 
 
 def test_unknown_recipe_lists_known_ones():

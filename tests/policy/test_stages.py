@@ -5,8 +5,10 @@ with its run folder, and resume."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
+import torch
 
 from cudal1.harness import EvalConfig, EvalResult, ResultStore
 from cudal1.policy.collection import collect
@@ -300,3 +302,23 @@ def test_a_fresh_evaluation_measures_again_and_keeps_both(tmp_path, tasks):
         (fresh,) = ev.evaluate([pair], run="c", fresh=True)
     assert again.wall_s == first.wall_s  # read back, not measured
     assert fresh.wall_s != first.wall_s and len(store.results()) == 2
+
+
+def test_sft_trains_under_bf16_autocast_only_where_the_cpu_has_native_bf16_products(tmp_path):
+    from cudal1.policy.sft import bf16_training, cpu_has_native_bf16
+
+    assert cpu_has_native_bf16("processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16 sse\n")
+    assert cpu_has_native_bf16("flags\t: fpu amx_bf16\n") and not cpu_has_native_bf16("flags\t: fpu avx512f avx2\n")
+    assert not cpu_has_native_bf16("")
+    f32, b16 = torch.float32, torch.bfloat16
+    assert bf16_training("auto", f32, cuda=False, native=True) and not bf16_training("auto", f32, cuda=False,
+                                                                                      native=False)
+    assert bf16_training("bf16", f32, cuda=False, native=False) and not bf16_training("off", f32, cuda=False,
+                                                                                       native=True)
+    assert bf16_training("off", b16, cuda=True) and not bf16_training("bf16", f32, cuda=True)  # CUDA: the weights
+    # a real SFT run under CPU autocast: it trains, and the figures say which precision it used
+    run = RunDir(tmp_path / "bf16")
+    train(tiny_recipe(sft={"max_steps": 2, "cpu_autocast": "bf16"}, grpo={"rounds": 0}), run, log=lambda s: None)
+    (sft,) = run.events("sft")
+    assert sft["steps"] == 2 and sft["bf16"] is (not torch.cuda.is_available())
+    assert math.isfinite(sft["train_loss"])

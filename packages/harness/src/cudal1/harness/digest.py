@@ -132,6 +132,11 @@ class _Block:
     is_float: bool
 
 
+def _count(t: torch.Tensor) -> int:
+    """Values in ``t``'s digest (a complex element is two), without touching its memory."""
+    return t.numel() * (2 if t.dtype.is_complex else 1)
+
+
 def _flat(t: torch.Tensor) -> torch.Tensor:
     flat = t.detach().reshape(-1)
     return torch.view_as_real(flat).reshape(-1) if flat.dtype.is_complex else flat
@@ -140,23 +145,29 @@ def _flat(t: torch.Tensor) -> torch.Tensor:
 def _grouped(ts: list[torch.Tensor], indices: list[int], dtype_of) -> Iterator[tuple[list[int], int, torch.Tensor]]:
     """``(rows, lo, x)`` blocks of the tensors ``ts[i]`` for ``i`` in ``indices``, ``x`` of shape ``[len(rows), m]``
     in ``dtype_of(tensor)``: large tensors in chunks of at most :data:`CHUNK` elements (one row each, ``lo`` the
-    chunk's first position), small ones of one length, dtype and device stacked as rows of one block (one set of
-    kernels for a whole batch of outputs)."""
+    chunk's first position), small ones of one shape, dtype and device stacked as rows of one block (one set of
+    kernels for a whole batch of outputs). A small output is stacked in its own shape, then flattened: the stack's
+    one copy reads any layout, so a transposed view costs the digest what a contiguous output does (flattening it
+    first was a copy of its own, paid inside the parent's clocked window: a legitimate candidate returning a
+    transposed view was rejected for it on an H100, benchmarks/results/2026-12-05-learning-grpo-h100.md)."""
     groups: dict[tuple, list[int]] = {}
     for i in indices:
         t = ts[i]
-        flat = _flat(t)
-        n = flat.numel()
+        n = _count(t)
         if n > CHUNK // 2:
+            flat = _flat(t)
             for lo in range(0, n, CHUNK):
                 yield [i], lo, flat[lo : lo + CHUNK].to(dtype_of(t)).unsqueeze(0)
         else:
-            groups.setdefault((n, t.dtype, t.device), []).append(i)
-    for (n, _dtype, _dev), idx in groups.items():
+            groups.setdefault((tuple(t.shape), n, t.dtype, t.device), []).append(i)
+    for (_shape, n, dtype, _dev), idx in groups.items():
         per = max(1, CHUNK // max(n, 1))
         for k in range(0, len(idx), per):
             rows = idx[k : k + per]
-            yield rows, 0, torch.stack([_flat(ts[i]).to(dtype_of(ts[i])) for i in rows])
+            if dtype.is_complex:
+                yield rows, 0, torch.stack([_flat(ts[i]).to(dtype_of(ts[i])) for i in rows])
+            else:
+                yield rows, 0, torch.stack([ts[i].detach() for i in rows]).reshape(len(rows), n).to(dtype_of(ts[rows[0]]))
 
 
 def _floating(t: torch.Tensor) -> bool:
@@ -274,7 +285,7 @@ def digest_tensors(ts: list[torch.Tensor], seed: int, tolerances: list[Tolerance
             if i not in covered or not all(math.isfinite(v) for v in r):
                 continue  # a NaN or an infinity (or an overflow): this output takes the general path
             d1, d2, a1, a2, s3_, s4_ = r
-            count = _flat(t).numel()
+            count = _count(t)
             if tol is None:
                 out[i] = Digest(d1, d2, a1, a2, 0, 0, 0)
                 continue

@@ -23,7 +23,7 @@ from .action_space import describe as describe_action_space
 from .action_space import menu_imports, menu_text, off_menu
 from .grpo import run_grpo
 from .loading import is_peft, load_policy
-from .recipe import Recipe
+from .recipe import PIPELINE_STAGES, Recipe
 from .rewarding import HarnessReward
 from .run_log import RunDir, peak_rss_gib
 from .seed_data import read_jsonl, seed_examples
@@ -134,6 +134,9 @@ def evaluate_held_out(recipe: Recipe, run: RunDir, held: list[Task], store: Resu
     ev_sec = recipe.evaluation
     done = list(state.get("evaluated", []))
     if not (ev_sec.enabled and held) or stage in done:
+        return None
+    if stage in PIPELINE_STAGES and stage not in ev_sec.stages:  # the experiment's own stages (sft_long) always run
+        log(f"evaluation after {stage}: left out (evaluation.stages)")
         return None
     from .backends.transformers_local import TransformersBackend
     from .evaluation import evaluate_stage

@@ -33,6 +33,31 @@ def too_long(tokenizer: Any, rows: Sequence[dict[str, Any]], max_length: int) ->
     return out
 
 
+def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU computes bfloat16 products natively (the ``avx512_bf16`` or ``amx_bf16`` flag of
+    /proc/cpuinfo; False where there is none to read). ``cpuinfo``: that file's text (for tests)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    flags = {f for line in cpuinfo.splitlines() if line.startswith("flags") for f in line.split(":", 1)[-1].split()}
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def bf16_training(cpu_autocast: str, dtype: torch.dtype, *, cuda: bool | None = None,
+                  native: bool | None = None) -> bool:
+    """Whether SFT trains under bfloat16 mixed precision: on CUDA, when the model's weights are bfloat16; without
+    CUDA, per ``cpu_autocast`` (``auto``: where the CPU has native bfloat16 products, :func:`cpu_has_native_bf16`;
+    ``bf16``; ``off``)."""
+    cuda = torch.cuda.is_available() if cuda is None else cuda
+    if cuda:
+        return dtype == torch.bfloat16
+    if cpu_autocast == "auto":
+        return cpu_has_native_bf16() if native is None else native
+    return cpu_autocast == "bf16"
+
+
 def run_sft(model: Any, tokenizer: Any, examples: Sequence[dict[str, Any]], cfg: SFTSection, out_dir: str | Path, *,
             seed: int = 0, report_to: str = "none", peft_config: Any = None) -> tuple[Any, dict[str, Any]]:
     """Fine-tune ``model`` on ``examples``; returns (trained model, figures: examples, too_long_left_out, steps,
@@ -61,11 +86,12 @@ def run_sft(model: Any, tokenizer: Any, examples: Sequence[dict[str, Any]], cfg:
         per_device_train_batch_size=cfg.batch_size, gradient_accumulation_steps=cfg.grad_accum,
         learning_rate=cfg.learning_rate, max_length=cfg.max_length, logging_steps=1, save_strategy="no",
         report_to=report_to, seed=seed, use_cpu=not torch.cuda.is_available(), completion_only_loss=True,
-        bf16=torch.cuda.is_available() and next(model.parameters()).dtype == torch.bfloat16,
+        bf16=bf16_training(cfg.cpu_autocast, next(model.parameters()).dtype),
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                          peft_config=peft_config)
     t0 = time.monotonic()
     out = trainer.train()
     return trainer.model, {"examples": len(rows), "too_long_left_out": len(cut), "steps": int(out.global_step),
-                           "train_loss": float(out.training_loss), "seconds": time.monotonic() - t0}
+                           "train_loss": float(out.training_loss), "seconds": time.monotonic() - t0,
+                           "bf16": bool(args.bf16)}
