@@ -95,8 +95,8 @@ class SFTSection:
     whether each task's reference rewritten as ``ModelNew`` is a seed example too (it teaches the format, and
     handing the reference back). ``cpu_autocast``: on a machine without CUDA, ``auto`` trains (here and in
     self-training) under bfloat16 autocast when the CPU computes bfloat16 products natively (``avx512_bf16`` or
-    ``amx_bf16``; 1.5x faster a step on the 2-core CI machine) and in float32 otherwise; ``bf16`` always, ``off``
-    never."""
+    ``amx_bf16``; 1.37x faster a step on the project's 2-core VM:
+    benchmarks/results/2026-12-05-default-run-night-cpu.md) and in float32 otherwise; ``bf16`` always, ``off`` never."""
 
     enabled: bool = True
     data: list[str] = field(default_factory=list)
