@@ -76,11 +76,15 @@ def main() -> int:
     ap.add_argument("--pool", default="{}", help="JSON of EvalPool arguments (fork_workers, keep_warm, spares ...)")
     a = ap.parse_args()
     _instrument()
-    from cudal1.policy.tasks import resized_task
-
     sizes = json.loads(a.sizes)
     by_name = {t.name: t for t in load_suite(a.suite)}
-    tasks = [resized_task(by_name[n], sizes.get(n, {})) for n in a.tasks.split(",")]
+    tasks = [by_name[n] for n in a.tasks.split(",")]
+    if sizes:
+        # cudal1.policy only where tasks are resized: a GPU call that carries the harness's wheels alone runs the
+        # rest (benchmarks/results/2026-12-05-learning-grpo-h100.md)
+        from cudal1.policy.tasks import resized_task
+
+        tasks = [resized_task(t, sizes.get(t.name, {})) for t in tasks]
     pool = EvalPool(EvalConfig(device=a.device, **json.loads(a.harness)), **json.loads(a.pool))
     pairs = [(t, candidate_of(t, k)) for t in tasks for k in a.kinds.split(",")]
     last = [time.perf_counter()]
