@@ -77,9 +77,9 @@ class Seeds:
     def kind(self, task: str, code: str) -> str:
         if identity(code) in self.identities:
             return "seed answer, verified"
-        if zoo_calls(code) and zoo_calls(code) in self.calls.get(task, set()):
-            return "seed answer's zoo calls, verified"
-        return "other, verified"
+        calls = zoo_calls(code)
+        return "seed answer's zoo calls, verified" if calls and calls in self.calls.get(task, set()) else \
+            "other, verified"
 
 
 def seed_answers(recipe_name: str) -> Seeds:
@@ -98,8 +98,8 @@ def seed_answers(recipe_name: str) -> Seeds:
         code = extract_code(answer)
         if code and (i := identity(code)) is not None:
             ids.add(i)
-            if zoo_calls(code):
-                calls.setdefault(e["task"], set()).add(zoo_calls(code))
+            if made := zoo_calls(code):
+                calls.setdefault(e["task"], set()).add(made)
     return Seeds(ids, calls)
 
 

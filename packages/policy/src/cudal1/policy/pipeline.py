@@ -237,17 +237,14 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print, grpo_rounds_until: i
                              stop_round=until)
         finally:
             evaluator.close()
-    if g.enabled and until < g.rounds:  # rounds remain for a later call: no held-out evaluation yet
-        figures = summarize_run(run, store, time.monotonic() - t0)
-        store.close()
-        eval_store.close()
-        return figures
-    if g.enabled and g.rounds > 0:
+    finished = not (g.enabled and until < g.rounds)  # else rounds remain for a later call: no evaluation yet
+    if finished and g.enabled and g.rounds > 0:
         evaluate_held_out(recipe, run, held, eval_store, model, tok, "grpo", log, state)
     figures = summarize_run(run, store, time.monotonic() - t0)
-    if run.is_main:
-        (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))
-    run.log("done", **{k: v for k, v in figures.items() if k not in ("steps", "evaluations")})
+    if finished:
+        if run.is_main:
+            (run.path / "summary.md").write_text(summary_markdown(recipe, run, figures))
+        run.log("done", **{k: v for k, v in figures.items() if k not in ("steps", "evaluations")})
     store.close()
     eval_store.close()
     return figures
