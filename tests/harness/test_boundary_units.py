@@ -506,6 +506,43 @@ def test_both_workers_get_the_same_fixed_allocator_settings(monkeypatch):
     assert "OPENAI_API_KEY" not in ref and "OPENAI_API_KEY" not in cand
 
 
+#: in a process with a worker's environment: a batch's worth of 4 MiB blocks (160 MiB) drawn and freed; prints the
+#: resident MiB the frees handed back to the kernel (which the next batch pays for again in page faults)
+_ALLOCATOR_PROBE = """
+import resource, torch
+def resident_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+blocks = [torch.empty(1 << 20).fill_(1.0) for _ in range(40)]
+before = resident_mib()
+del blocks
+print(round(before - resident_mib()))
+"""
+
+
+@pytest.mark.parametrize("settings", ["worker", "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728"])
+def test_a_worker_keeps_what_a_batch_frees_for_the_next_batch(settings):
+    """The harness's allocator settings keep the heap a batch freed resident for the next one: with a trim threshold
+    that a batch's inputs and outputs reach, the heap went back to the kernel after some batches and not others, and
+    in 5 of 22 pools timing a 4 MiB relu in batches of 16 the candidate's process paid page faults on every call (5x
+    the reference's time: rejected; benchmarks/results/2026-12-05-allocator-faults-cpu.md). Its twin, the settings
+    before (trim threshold 128 MiB), hands 160 MiB of freed blocks back: the probe tells them apart."""
+    import subprocess
+    import sys
+
+    from cudal1.harness.process import MALLOC_TUNABLES, worker_environment
+
+    env = worker_environment({})
+    env["GLIBC_TUNABLES"] = MALLOC_TUNABLES if settings == "worker" else settings
+    out = subprocess.run([sys.executable, "-c", _ALLOCATOR_PROBE], env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    handed_back_mib = int(out.split()[0])
+    if settings == "worker":
+        assert handed_back_mib < 16, handed_back_mib
+    else:
+        assert handed_back_mib > 100, handed_back_mib
+
+
 # -- the state snapshot of stateful models -----------------------------------------------------------------
 class _AliasingLSTMState(torch.nn.Module):
     """KernelBench's LSTM tasks: forward sets ``self.c0 = self.h0`` (the two attributes alias from then on)."""

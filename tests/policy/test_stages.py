@@ -71,8 +71,9 @@ def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path, tasks):
     """Kept: verified and not the reference handed back (x.relu() runs the reference's own ATen op: a copy that
     would teach copying); the twin clamp(min=0) is a rewrite and is kept."""
     # a relu large enough for the parent's clock to resolve its time on a CPU (8 x 64 takes a few microseconds a call,
-    # under the clock's noise: such a figure is timing_unresolved, not verified, and would not be kept; at 128 x 2048
-    # about half the runs on a noisy 2-core VM had one pair unresolved or rejected, 2026-12-05)
+    # under the clock's noise: such a figure is timing_unresolved, not verified, and would not be kept). Its batches
+    # free 128 MiB: with the workers' old allocator settings some candidate processes handed that back to the kernel
+    # after every batch and were rejected at 5x the reference's time (benchmarks/results/2026-12-05-allocator-faults-cpu.md)
     relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 512, "DIM": 2048}})[0]
     teacher = Teacher(["prose only", f"```python\n{WRONG}```", f"```python\n{RIGHT}```", f"```python\n{RIGHT}```",
                        f"```python\n{RIGHT.replace('clamp_min(0)', 'relu()')}```",

@@ -32,9 +32,14 @@ MAX_MESSAGE_BYTES = 64 << 20
 #: with each process's history of frees, so the same allocation is served from the heap in one process and by
 #: a fresh mmap (page faults on every call) in another: an identical model measured 1.3x faster in one
 #: process than in the other on CPU (a 147 KB output, just above the default 128 KB threshold). Fixed values
-#: stop the adjustment: blocks under 32 MiB (glibc's largest threshold) come from the heap, which is trimmed
-#: only beyond 128 MiB free.
-MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728"
+#: stop the adjustment: blocks under 32 MiB (glibc's largest threshold) come from the heap. The heap is never
+#: trimmed (1 TiB): with a trim threshold of 128 MiB, which a batch's inputs and outputs can reach, the heap went
+#: back to the kernel after some batches and not others, and in 5 of 22 pools timing a 4 MiB relu in batches of 16
+#: the candidate's process paid page faults on every call (2.1-2.3 ms a call against 0.3-0.4 ms: rejected
+#: ``timing_disagrees``); 0 of 12 with the heap kept, and 0 of 20 with two near variants
+#: (benchmarks/results/2026-12-05-allocator-faults-cpu.md).
+#: A worker lives for one candidate, or one task's reference: what its heap keeps is its own peak.
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1099511627776"
 
 FREEZE_TIMEOUT_S = 2.0
 #: states of /proc/<pid>/stat in which a process can still run: running, sleeping, disk sleep, waking, parked, idle
