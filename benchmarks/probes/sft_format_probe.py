@@ -5,6 +5,11 @@ response format after SFT (issue 42, item 7)? No harness evaluation: format only
     uv run python benchmarks/probes/sft_format_probe.py                      # the recipe as it is
     uv run python benchmarks/probes/sft_format_probe.py --kinds contrastive  # seed examples of one prompt kind
     uv run python benchmarks/probes/sft_format_probe.py --set sft.epochs=2 --out probe.json
+    uv run python benchmarks/probes/sft_format_probe.py --train-only --samples 4 --variants t0.8,t0.6,t0.8rp1.05
+
+``--variants`` samples the same SFT'd policy once per sampling setting (``t`` temperature, ``p`` top-p, ``rp``
+transformers' repetition penalty), each its own stage in the output; the first is the recipe's evaluation setting
+unless named otherwise.
 
 Prints one line per completion (stage, task, well-formed, parse problem) and the rates per stage; ``--out`` keeps
 every completion's text.
@@ -13,7 +18,10 @@ every completion's text.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import json
+import re
 import tempfile
 import time
 from collections import Counter
@@ -30,6 +38,8 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=2)
     ap.add_argument("--base", action="store_true", help="also sample before SFT")
     ap.add_argument("--out")
+    ap.add_argument("--train-only", action="store_true", help="sample the train tasks only (not the held-out ones)")
+    ap.add_argument("--variants", default="", help="sampling settings after SFT, e.g. t0.8,t0.6p0.9,t0.8rp1.05")
     a = ap.parse_args()
 
     from cudal1.policy.action_space import menu_text
@@ -54,13 +64,19 @@ def main() -> None:
                             n=a.samples, seed=recipe.seed)
     rows: list[dict] = []
 
-    def sample(stage: str) -> None:
+    def sample(stage: str, params: SamplingParams = params, repetition_penalty: float = 1.0) -> None:
         backend = TransformersBackend(model, tok, batch_size=recipe.policy.generation_batch,
                                       merge_adapters=recipe.policy.merge_for_generation)
-        probe = [(t, "train") for t in tasks] + [(t, "held_out") for t in held]
+        probe = [(t, "train") for t in tasks] + ([] if a.train_only else [(t, "held_out") for t in held])
         t0 = time.monotonic()
         menu = menu_text(recipe.action_space)
-        texts = backend.generate([evaluation_prompt(t, menu) for t, _ in probe], params)
+        plain = model.generate
+        if repetition_penalty != 1.0:  # the backend has no such setting: passed to transformers' generate here
+            model.generate = functools.partial(plain, repetition_penalty=repetition_penalty)
+        try:
+            texts = backend.generate([evaluation_prompt(t, menu) for t, _ in probe], params)
+        finally:
+            model.generate = plain
         secs = time.monotonic() - t0
         for (task, split), outs in zip(probe, texts, strict=True):
             for text in outs:
@@ -82,7 +98,14 @@ def main() -> None:
                              peft_config=peft_config)
     figures["wall_s"] = time.monotonic() - t0
     print(f"SFT: {figures}", flush=True)
-    sample("sft")
+    if not a.variants:
+        sample("sft")
+    for v in filter(None, a.variants.split(",")):
+        m = re.fullmatch(r"t([0-9.]+)(?:p([0-9.]+))?(?:rp([0-9.]+))?", v)
+        if m is None:
+            raise SystemExit(f"--variants: {v!r} is not t<temperature>[p<top_p>][rp<repetition penalty>]")
+        vp = dataclasses.replace(params, temperature=float(m[1]), top_p=float(m[2] or params.top_p))
+        sample(f"sft:{v}", vp, float(m[3] or 1.0))
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"recipe": a.recipe, "set": a.set, "kinds": a.kinds, "sft": figures, "rows": rows}, f, indent=1)
