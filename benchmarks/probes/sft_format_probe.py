@@ -8,8 +8,8 @@ response format after SFT (issue 42, item 7)? No harness evaluation: format only
     uv run python benchmarks/probes/sft_format_probe.py --train-only --samples 4 --variants t0.8,t0.6,t0.8rp1.05
 
 ``--variants`` samples the same SFT'd policy once per sampling setting (``t`` temperature, ``p`` top-p, ``rp``
-transformers' repetition penalty), each its own stage in the output; the first is the recipe's evaluation setting
-unless named otherwise.
+transformers' repetition penalty; top-p the recipe's evaluation setting where not named), each its own stage
+(``sft:<variant>``) in the output; without it, one stage ``sft`` at the recipe's evaluation setting.
 
 Prints one line per completion (stage, task, well-formed, parse problem) and the rates per stage; ``--out`` keeps
 every completion's text.
