@@ -76,7 +76,7 @@ def test_a_spent_budget_stops_between_phases_and_the_tables_name_the_space_and_s
                     "action_space.ops=[softmax]", "tasks.split=builtin-compose-v1", "tasks.names=[relu]",
                     "evaluation.names=[gemm_swiglu]"]) == 1  # no arm has figures yet
     assert (tmp_path / "z" / "results.md").read_text().startswith(
-        "Recipe default; action space: zoo (menu kernelzoo: softmax); split: builtin-compose-v1 (composition).")
+        "Recipe default; action space: zoo (menu kernelzoo, closed form: softmax); split: builtin-compose-v1 (composition).")
 
 
 def test_a_gpu_recipe_is_refused_without_cuda(tmp_path, capsys, monkeypatch):

@@ -6,6 +6,7 @@ is loaded."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -39,9 +40,26 @@ def test_the_free_space_changes_no_prompt_and_the_zoo_space_shows_only_the_chose
     zoo = ActionSpaceSection(name="zoo", ops=["softmax", "layer_norm"])
     assert menu_text(free) == "" and describe(free) == "free"
     text = menu_text(zoo)
-    assert [ln.split("`")[1].split("(")[0] for ln in text.splitlines()[1:]] == ["softmax", "layer_norm"]
-    assert describe(zoo) == "zoo (menu kernelzoo: softmax, layer_norm)"
+    assert [ln.split("`")[1].split("(")[0] for ln in text.splitlines()[1:-1]] == ["softmax", "layer_norm"]
+    assert describe(zoo) == "zoo (menu kernelzoo, closed form: softmax, layer_norm)"
     assert len(menu_text(ActionSpaceSection(name="zoo")).splitlines()) > 40  # every op when none is named
+
+
+def test_the_closed_menu_names_no_task_and_lists_every_op_there_is():
+    # issue 42 item 6, attempt 3: of 18 held-out answers after SFT that imported a name the zoo lacks, 6 imported
+    # only task names the menu's figures quoted (conv2d, conv1d, matmul_large_k); the closed form quotes figures only
+    ops = ["matmul", "conv", "layer_norm", "softmax"]
+    closed = menu_text(ActionSpaceSection(name="zoo", ops=ops))
+    tasks = menu_text(ActionSpaceSection(name="zoo", ops=ops, menu_form="tasks"))
+    assert "conv2d" in tasks and "matmul_large_k" in tasks  # the zoo's measurements name these tasks
+    assert "conv2d" not in closed and "matmul_large_k" not in closed and "where measured" in closed
+    assert closed.splitlines()[-1] == ("These are all the ops there are to import: matmul, conv, layer_norm, "
+                                       "softmax. Write anything else with torch.")
+    assert "These are all" not in tasks
+    head = lambda line: re.split(r"; (?:not )?faster", line)[0]  # noqa: E731  (signature and summary)
+    assert [head(ln) for ln in closed.splitlines()[1:-1]] == [head(ln) for ln in tasks.splitlines()[1:]]
+    with pytest.raises(RecipeError, match="action_space.menu_form 'open': write one of closed, tasks"):
+        load_recipe("default", [*ZOO, "action_space.menu_form=open"], configs_dir=CONFIGS)
 
 
 def test_every_stage_prompt_carries_the_menu_in_the_zoo_space(tmp_path):

@@ -44,6 +44,17 @@ def test_each_line_says_where_the_op_was_faster_or_that_it_was_not():
     assert "- `norm(x, w)`: A norm; not measured in a task." in text
 
 
+def test_without_task_names_the_figures_stand_alone_and_a_closed_menu_lists_its_ops():
+    text = render_menu(MENU, task_names=False, closed=True)
+    assert "- `relu(x)`: ReLU elementwise; not faster: 0.84x where measured." in text
+    assert "- `softmax(x)`: Softmax over the last dim; faster: 1.30x where measured." in text
+    assert "- `norm(x, w)`: A norm; not measured in a task." in text
+    assert "attn" not in text and "on relu" not in text
+    assert text.splitlines()[-1] == ("These are all the ops there are to import: relu, softmax, norm. "
+                                     "Write anything else with torch.")
+    assert render_menu(MENU).splitlines()[-1].startswith("- `norm(x, w)`")  # not closed unless asked
+
+
 def test_ops_from_several_modules_carry_their_own_import_lines():
     other = MenuOp("conv", "from other import conv", "conv(x)", "Conv")
     text = render_menu(Menu(ops=(RELU, other), source=SOURCE))

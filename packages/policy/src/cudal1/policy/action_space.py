@@ -11,7 +11,7 @@ Example:
     >>> menu_text(ActionSpaceSection())
     ''
     >>> describe(ActionSpaceSection(name="zoo", ops=["softmax", "layer_norm"]))
-    'zoo (menu kernelzoo: softmax, layer_norm)'
+    'zoo (menu kernelzoo, closed form: softmax, layer_norm)'
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-__all__ = ["SPACES", "ActionSpaceSection", "check", "describe", "menu_imports", "menu_text", "off_menu"]
+__all__ = ["MENU_FORMS", "SPACES", "ActionSpaceSection", "check", "describe", "menu_imports", "menu_text", "off_menu"]
 
 #: action space name -> what a completion in it is made of
 SPACES: dict[str, str] = {
@@ -34,11 +34,20 @@ SPACES: dict[str, str] = {
 class ActionSpaceSection:
     """What the policy's code is made of (:mod:`cudal1.policy.action_space`): ``name`` ``free`` (free-form CUDA,
     Triton or PyTorch) or ``zoo`` (compose the op menu ``menu``'s ops, every prompt carrying the menu); ``ops``: the
-    menu's ops to show (every op when empty; a small policy's prompt budget holds a dozen or so)."""
+    menu's ops to show (every op when empty; a small policy's prompt budget holds a dozen or so); ``menu_form``: how the
+    menu is written (:data:`MENU_FORMS`)."""
 
     name: str = "free"
     menu: str = "kernelzoo"
     ops: list[str] = field(default_factory=list)
+    menu_form: str = "closed"
+
+
+#: menu_form -> how the zoo space's menu is written (issue 42, item 6)
+MENU_FORMS: dict[str, str] = {
+    "closed": "each op's measured figures without the tasks' names, and a last line listing every op there is",
+    "tasks": "each op's measured figures with the tasks' names (attempt 2; a task named conv2d read as an op)",
+}
 
 
 def check(section: ActionSpaceSection) -> None:
@@ -49,6 +58,8 @@ def check(section: ActionSpaceSection) -> None:
     if section.name == "free" and section.ops:
         raise ValueError("action_space.ops names menu ops, which only the zoo space shows: set action_space.name: "
                          "zoo, or remove the ops")
+    if section.menu_form not in MENU_FORMS:
+        raise ValueError(f"action_space.menu_form {section.menu_form!r}: write one of {', '.join(MENU_FORMS)}")
     if section.name == "zoo":
         menu_text(section)
 
@@ -61,7 +72,8 @@ def menu_text(section: ActionSpaceSection) -> str:
     from cudal1.prompts.menu import render_menu
 
     menu = _installed(section.menu)
-    return render_menu(menu.select(section.ops) if section.ops else menu)
+    closed = section.menu_form == "closed"
+    return render_menu(menu.select(section.ops) if section.ops else menu, task_names=not closed, closed=closed)
 
 
 @cache
@@ -131,7 +143,8 @@ def menu_imports(code: str, section: ActionSpaceSection) -> str:
 
 
 def describe(section: ActionSpaceSection) -> str:
-    """One line naming the space, for summaries and result tables: ``free`` or ``zoo (menu kernelzoo: ...)``."""
+    """One line naming the space, for summaries and result tables: ``free`` or ``zoo (menu kernelzoo, closed form: ...)``."""
     if section.name != "zoo":
         return section.name
-    return f"zoo (menu {section.menu}: {', '.join(section.ops) if section.ops else 'every op'})"
+    return (f"zoo (menu {section.menu}, {section.menu_form} form: "
+            f"{', '.join(section.ops) if section.ops else 'every op'})")

@@ -56,14 +56,20 @@ class MenuOp:
     summary: str
     measured: tuple[dict[str, Any], ...] = ()
 
-    def evidence(self, most: int = 2) -> str:
-        """Where it was measured faster (interval above 1), else that it was not, or not measured: a phrase."""
+    def evidence(self, most: int = 2, *, task_names: bool = True) -> str:
+        """Where it was measured faster (interval above 1), else that it was not, or not measured: a phrase.
+        With ``task_names`` false the figures stand without the tasks' names (``faster: 1.20x where measured``):
+        a task name such as ``conv2d`` reads like an op a small policy then imports."""
         if not self.measured:
             return "not measured in a task"
         faster = [m for m in self.measured if m["ci"][0] > 1.0]
         shown = (faster or self.measured)[:most]
+        verdict = "faster" if faster else "not faster"
+        if not task_names:
+            figures = ", ".join(f"{m['speedup']:.2f}x" for m in shown)
+            return f"{verdict}: {figures} where measured"
         tasks = ", ".join(f"{m['task']} {m['speedup']:.2f}x" for m in shown)
-        return f"faster on {tasks}" if faster else f"not faster on {tasks}"
+        return f"{verdict} on {tasks}"
 
 
 @dataclass(frozen=True)
@@ -158,10 +164,20 @@ def _short(summary: str, most: int) -> str:
     return cut + ("`" if cut.count("`") % 2 else "") + " ..."
 
 
-def render_menu(menu: Menu, summary_chars: int = 110) -> str:
+def render_menu(menu: Menu, summary_chars: int = 110, *, task_names: bool = True, closed: bool = False) -> str:
     """The menu's text for a prompt: where the speedups were measured, the import line (once when every op is
     imported from one module), then one line per op: signature, what it computes (cut to ``summary_chars``),
-    where it was measured faster or that it was not."""
+    where it was measured faster or that it was not (with the tasks' names when ``task_names``). With ``closed``
+    a last line lists every op the menu has and says that nothing else is there to import.
+
+    Example:
+        >>> m = Menu(ops=(MenuOp("relu", "from z import relu", "relu(x)", "ReLU", ({"task": "relu_big",
+        ...          "speedup": 1.5, "ci": [1.4, 1.6]},)),), source={"baseline": "eager"})
+        >>> print(render_menu(m, task_names=False, closed=True))
+        Speedups are over PyTorch eager. Import an op as `from z import <op>`.
+        - `relu(x)`: ReLU; faster: 1.50x where measured.
+        These are all the ops there are to import: relu. Write anything else with torch.
+    """
     src = menu.source
     where = ", ".join(str(src[k]) for k in ("gpu", "date") if src.get(k))
     head = f"Speedups are over PyTorch {src.get('baseline', 'eager')}" + (f" ({where})." if where else ".")
@@ -171,6 +187,9 @@ def render_menu(menu: Menu, summary_chars: int = 110) -> str:
         head += f" Import an op as `{next(iter(modules))} import <op>`."
     lines = [head]
     for op in menu.ops:
-        line = f"- `{op.signature}`: {_short(op.summary, summary_chars)}; {op.evidence()}."
+        line = f"- `{op.signature}`: {_short(op.summary, summary_chars)}; {op.evidence(task_names=task_names)}."
         lines.append(line if shared else f"{line} `{op.imports}`")
+    if closed:
+        lines.append(f"These are all the ops there are to import: {', '.join(menu.names())}. "
+                     "Write anything else with torch.")
     return "\n".join(lines)
