@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     examples = training_examples(recipe, tasks)
     print(f"SFT on {len(examples)} examples -> {run.path}", flush=True)
     model, figures = run_sft(model, tok, examples, recipe.sft, run.path / "trainer" / "sft", seed=recipe.seed,
-                             report_to=recipe.report_to, peft_config=peft_config)
+                             report_to=recipe.report_to, peft_config=peft_config,
+                             policy_checkpointing=recipe.policy.gradient_checkpointing)
     model.save_pretrained(str(run.checkpoint))
     tok.save_pretrained(str(run.checkpoint))
     run.log("sft", peak_rss_gib=peak_rss_gib(), **figures)

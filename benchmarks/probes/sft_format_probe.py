@@ -95,7 +95,7 @@ def main() -> None:
     print(f"SFT on {len(examples)} examples: {dict(Counter(e.get('kind') for e in examples))}", flush=True)
     t0 = time.monotonic()
     model, figures = run_sft(model, tok, examples, recipe.sft, tempfile.mkdtemp(), seed=recipe.seed,
-                             peft_config=peft_config)
+                             peft_config=peft_config, policy_checkpointing=recipe.policy.gradient_checkpointing)
     figures["wall_s"] = time.monotonic() - t0
     print(f"SFT: {figures}", flush=True)
     if not a.variants:

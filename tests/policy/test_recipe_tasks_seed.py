@@ -179,8 +179,33 @@ def test_sft_leaves_out_examples_it_would_cut_and_says_so(tmp_path):
     model = tiny_policy(tok, hidden_size=32, layers=1, heads=2, seed=0)
     _, figures = run_sft(model, tok, short[:1] + long, cfg, tmp_path / "sft")
     assert figures["examples"] == 1 and figures["too_long_left_out"] == 1
+    assert figures["gradient_checkpointing"] is False  # unset: the policy's setting, off unless asked
     with pytest.raises(ValueError, match="sft.max_length"):
         run_sft(model, tok, long, cfg, tmp_path / "sft2")
+
+
+@pytest.mark.parametrize(("own", "policy", "used"), [(None, True, True), (None, False, False), (False, True, False),
+                                                      (True, False, True)])
+def test_sft_checkpoints_gradients_as_its_section_says_or_else_as_the_policy_does(tmp_path, own, policy, used):
+    """trl's SFT checkpoints gradients unless told not to; sft.gradient_checkpointing decides, and unset it follows
+    policy.gradient_checkpointing (which GRPO uses), so one setting never means two things."""
+    from cudal1.policy.embedded import load_embedded_tokenizer, tiny_policy
+    from cudal1.policy.recipe import SFTSection
+    from cudal1.policy.seed_data import examples_for
+    from cudal1.policy.sft import run_sft
+
+    tok = load_embedded_tokenizer(cache_dir=tmp_path / "tok")
+    task = next(t for t in load_suite("builtin") if t.name == "relu")
+    ex = examples_for(task, reference_as_modelnew(task.source), "seed:reference")[:1]
+    cfg = SFTSection(epochs=1.0, max_steps=1, batch_size=1, grad_accum=1, max_length=1024, gradient_checkpointing=own)
+    model = tiny_policy(tok, hidden_size=32, layers=1, heads=2, seed=0)
+    _, figures = run_sft(model, tok, ex, cfg, tmp_path / "sft", policy_checkpointing=policy)
+    assert figures["gradient_checkpointing"] is used
+
+
+def test_a_gradient_checkpointing_setting_that_is_not_a_switch_is_refused():
+    with pytest.raises(RecipeError, match="sft.gradient_checkpointing 'sometimes': write true, false or null"):
+        load_recipe("default", ["sft.gradient_checkpointing=sometimes"], configs_dir=CONFIGS)
 
 
 def test_seed_examples_of_the_whole_train_split_never_hold_a_held_out_task():

@@ -188,7 +188,8 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print, grpo_rounds_until: i
         examples = training_examples(recipe, tasks, held)
         log(f"stage 1: SFT on {len(examples)} examples")
         model, figures = run_sft(model, tok, examples, recipe.sft, run.path / "trainer" / "sft", seed=recipe.seed,
-                                 report_to=recipe.report_to, peft_config=None if is_peft(model) else peft_config)
+                                 report_to=recipe.report_to, peft_config=None if is_peft(model) else peft_config,
+                                 policy_checkpointing=recipe.policy.gradient_checkpointing)
         if run.is_main:
             model.save_pretrained(str(run.checkpoint))
             tok.save_pretrained(str(run.checkpoint))

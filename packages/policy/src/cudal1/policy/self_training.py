@@ -73,7 +73,8 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
                                    "correct": sum(x.verified for x in measured), "kept": len(keep)}
         if keep:
             model, sft_figures = run_sft(model, tokenizer, keep, recipe.sft, run.path / "trainer" / f"self_train{r}",
-                                         seed=recipe.seed + r, report_to=recipe.report_to)
+                                         seed=recipe.seed + r, report_to=recipe.report_to,
+                                         policy_checkpointing=recipe.policy.gradient_checkpointing)
             figures.update({f"sft_{k}": v for k, v in sft_figures.items()})
         run.save_state(self_train_rounds_done=r + 1)
         run.log("self_train", seconds=time.monotonic() - t0, peak_rss_gib=peak_rss_gib(), **figures)

@@ -59,9 +59,12 @@ def bf16_training(cpu_autocast: str, dtype: torch.dtype, *, cuda: bool | None = 
 
 
 def run_sft(model: Any, tokenizer: Any, examples: Sequence[dict[str, Any]], cfg: SFTSection, out_dir: str | Path, *,
-            seed: int = 0, report_to: str = "none", peft_config: Any = None) -> tuple[Any, dict[str, Any]]:
+            seed: int = 0, report_to: str = "none", peft_config: Any = None,
+            policy_checkpointing: bool = False) -> tuple[Any, dict[str, Any]]:
     """Fine-tune ``model`` on ``examples``; returns (trained model, figures: examples, too_long_left_out, steps,
-    train_loss, seconds). Examples longer than ``cfg.max_length`` tokens are left out (:func:`too_long`).
+    train_loss, seconds, bf16, gradient_checkpointing). Examples longer than ``cfg.max_length`` tokens are left out
+    (:func:`too_long`). Gradient checkpointing follows ``cfg.gradient_checkpointing``, or when that is unset the
+    policy's setting ``policy_checkpointing`` (``policy.gradient_checkpointing``).
 
     Raises ValueError when there are no examples (nothing to learn from is a configuration error), or none short
     enough.
@@ -87,6 +90,8 @@ def run_sft(model: Any, tokenizer: Any, examples: Sequence[dict[str, Any]], cfg:
         learning_rate=cfg.learning_rate, max_length=cfg.max_length, logging_steps=1, save_strategy="no",
         report_to=report_to, seed=seed, use_cpu=not torch.cuda.is_available(), completion_only_loss=True,
         bf16=bf16_training(cfg.cpu_autocast, next(model.parameters()).dtype),
+        gradient_checkpointing=(policy_checkpointing if cfg.gradient_checkpointing is None
+                                else cfg.gradient_checkpointing),
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                          peft_config=peft_config)
@@ -94,4 +99,4 @@ def run_sft(model: Any, tokenizer: Any, examples: Sequence[dict[str, Any]], cfg:
     out = trainer.train()
     return trainer.model, {"examples": len(rows), "too_long_left_out": len(cut), "steps": int(out.global_step),
                            "train_loss": float(out.training_loss), "seconds": time.monotonic() - t0,
-                           "bf16": bool(args.bf16)}
+                           "bf16": bool(args.bf16), "gradient_checkpointing": bool(args.gradient_checkpointing)}
