@@ -22,7 +22,7 @@ import torch
 
 from .action_space import menu_text
 from .contrastive import build_prompt_rows
-from .loading import is_peft
+from .loading import is_peft, release_cached_gpu_memory
 from .merging import adapters_merged
 from .recipe import Recipe
 from .rewarding import HarnessReward
@@ -170,4 +170,6 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         run.save_state(grpo_rounds_done=r + 1)
         run.log("grpo_round", round=r, seconds=time.monotonic() - t0, steps=len(rows),
                 best=dict(reward.best), peak_rss_gib=peak_rss_gib())
+        del trainer, callback
+        release_cached_gpu_memory()
     return model

@@ -22,7 +22,7 @@ from cudal1.rewards import HackStore, RewardChecker
 from .action_space import describe as describe_action_space
 from .action_space import menu_imports, menu_text, off_menu
 from .grpo import run_grpo
-from .loading import is_peft, load_policy
+from .loading import is_peft, load_policy, release_cached_gpu_memory
 from .recipe import PIPELINE_STAGES, Recipe
 from .rewarding import HarnessReward
 from .run_log import RunDir, peak_rss_gib
@@ -248,6 +248,8 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print, grpo_rounds_until: i
         run.log("done", **{k: v for k, v in figures.items() if k not in ("steps", "evaluations")})
     store.close()
     eval_store.close()
+    del model
+    release_cached_gpu_memory()  # a caller's next run (the learning experiment's next arm) measures in other processes
     return figures
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from .loading import release_cached_gpu_memory
 from .recipe import SFTSection
 
 __all__ = ["run_sft", "too_long"]
@@ -97,6 +98,9 @@ def run_sft(model: Any, tokenizer: Any, examples: Sequence[dict[str, Any]], cfg:
                          peft_config=peft_config)
     t0 = time.monotonic()
     out = trainer.train()
-    return trainer.model, {"examples": len(rows), "too_long_left_out": len(cut), "steps": int(out.global_step),
+    model = trainer.model
+    del trainer  # its optimizer state and the allocator's cached blocks are not needed by what comes next
+    release_cached_gpu_memory()
+    return model, {"examples": len(rows), "too_long_left_out": len(cut), "steps": int(out.global_step),
                            "train_loss": float(out.training_loss), "seconds": time.monotonic() - t0,
                            "bf16": bool(args.bf16), "gradient_checkpointing": bool(args.gradient_checkpointing)}
