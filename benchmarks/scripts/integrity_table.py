@@ -18,8 +18,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,13 +65,49 @@ def _load(path: Path, name: str):
     return mod
 
 
-def naive(task_src: str, cand_src: str) -> dict:
-    p = subprocess.run([sys.executable, "-c", NAIVE], input=json.dumps([task_src, cand_src]), capture_output=True,
-                       text=True, timeout=300)
-    for line in p.stdout.splitlines():
-        if line.startswith("NAIVE "):
-            return json.loads(line[6:])
-    return {"correct": None, "speedup": None, "error": (p.stderr.strip().splitlines() or ["?"])[-1][:120]}
+def naive(task_src: str, cand_src: str, timeout_s: float = 120.0, script: str = NAIVE) -> dict:
+    """The naive harness's finding on one case, in a child process: ``{"correct", "speedup"}``, or with ``error``
+    when it printed none (its last stderr line, or that it did not end within ``timeout_s``). The child writes to
+    files, not pipes, so a process the candidate leaves behind (``setsid_daemon``, which holds the child's output
+    open for ever and hung this table for 300 s on an H100) cannot keep the answer from being read; such processes,
+    found by a marker in their environment, are killed after, so that they do not load the machine for later cases."""
+    marker = f"naive-{os.getpid()}-{time.monotonic_ns()}"
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=out, stderr=err,
+                             text=True, env={**os.environ, NAIVE_MARKER: marker}, start_new_session=True)
+        try:
+            p.communicate(json.dumps([task_src, cand_src]), timeout=timeout_s)
+            late = None
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            late = f"no answer within {timeout_s:.0f} s"
+        finally:
+            _kill_marked(marker)
+        out.seek(0)
+        err.seek(0)
+        for line in out.read().splitlines():
+            if line.startswith("NAIVE "):
+                return json.loads(line[6:])
+        return {"correct": None, "speedup": None,
+                "error": late or (err.read().strip().splitlines() or ["?"])[-1][:120]}
+
+
+NAIVE_MARKER = "CUDAL1_NAIVE_RUN"  #: environment variable marking every process a naive run starts
+
+
+def _kill_marked(marker: str) -> int:
+    """SIGKILL every process whose environment holds ``NAIVE_MARKER=marker``; how many (Linux /proc)."""
+    needle = f"{NAIVE_MARKER}={marker}".encode() + b"\0"
+    killed = 0
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            if needle in (d / "environ").read_bytes() + b"\0":
+                os.kill(int(d.name), signal.SIGKILL)
+                killed += 1
+        except (OSError, ValueError):
+            continue  # gone, or not ours to read
+    return killed
 
 
 def main() -> None:
