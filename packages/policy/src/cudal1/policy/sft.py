@@ -98,9 +98,10 @@ def run_sft(model: Any, tokenizer: Any, examples: Sequence[dict[str, Any]], cfg:
                          peft_config=peft_config)
     t0 = time.monotonic()
     out = trainer.train()
+    figures = {"examples": len(rows), "too_long_left_out": len(cut), "steps": int(out.global_step),
+               "train_loss": float(out.training_loss), "seconds": time.monotonic() - t0, "bf16": bool(args.bf16),
+               "gradient_checkpointing": bool(args.gradient_checkpointing)}
     model = trainer.model
     del trainer  # its optimizer state and the allocator's cached blocks are not needed by what comes next
     release_cached_gpu_memory()
-    return model, {"examples": len(rows), "too_long_left_out": len(cut), "steps": int(out.global_step),
-                           "train_loss": float(out.training_loss), "seconds": time.monotonic() - t0,
-                           "bf16": bool(args.bf16), "gradient_checkpointing": bool(args.gradient_checkpointing)}
+    return model, figures
