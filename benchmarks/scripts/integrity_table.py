@@ -65,6 +65,9 @@ def _load(path: Path, name: str):
     return mod
 
 
+NAIVE_MARKER = "CUDAL1_NAIVE_RUN"  #: environment variable marking every process a naive run starts
+
+
 def naive(task_src: str, cand_src: str, timeout_s: float = 120.0, script: str = NAIVE) -> dict:
     """The naive harness's finding on one case, in a child process: ``{"correct", "speedup"}``, or with ``error``
     when it printed none (its last stderr line, or that it did not end within ``timeout_s``). The child writes to
@@ -91,9 +94,6 @@ def naive(task_src: str, cand_src: str, timeout_s: float = 120.0, script: str = 
                 return json.loads(line[6:])
         return {"correct": None, "speedup": None,
                 "error": late or (err.read().strip().splitlines() or ["?"])[-1][:120]}
-
-
-NAIVE_MARKER = "CUDAL1_NAIVE_RUN"  #: environment variable marking every process a naive run starts
 
 
 def _kill_marked(marker: str) -> int:

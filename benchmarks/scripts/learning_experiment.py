@@ -66,6 +66,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import learning_curves  # noqa: E402 - the train-side curves (its sibling script)
 
 ARMS = ("base", "sft", "self_train", "grpo", "shuffled", "sft_long", "search")
+#: arm -> (its run folder, the evaluation stage holding its figures: <folder>/evaluation/<stage>.json)
+EVALUATION = {"base": ("sft", "base"), "sft": ("sft", "sft"), "self_train": ("self_train", "self_train"),
+              "grpo": ("grpo", "grpo"), "shuffled": ("shuffled", "grpo"), "sft_long": ("sft_long", "sft_long"),
+              "search": ("search", "search")}
 
 
 def budget(recipe: Any, n_train: int, n_held: int) -> dict[str, int]:
@@ -236,11 +240,8 @@ def _search(recipe: Any, checkpoint: Path, out: Path, log: Callable[[str], Any])
 
 def _arm_figures(seed_dir: Path) -> dict[str, dict[str, Any]]:
     """arm -> the evaluation figures of one seed (arms whose file is missing are left out)."""
-    where = {"base": ("sft", "base"), "sft": ("sft", "sft"), "self_train": ("self_train", "self_train"),
-             "grpo": ("grpo", "grpo"), "shuffled": ("shuffled", "grpo"), "sft_long": ("sft_long", "sft_long"),
-             "search": ("search", "search")}
     out = {}
-    for arm, (folder, stage) in where.items():
+    for arm, (folder, stage) in EVALUATION.items():
         f = _eval_file(seed_dir / folder, stage)
         if f.exists():
             out[arm] = json.loads(f.read_text())

@@ -28,15 +28,17 @@ import sys
 import tarfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from learning_experiment import EVALUATION, _eval_file  # noqa: E402 - its sibling script: the arms' folders
+
 PREFIX = "learning-state.tar.gz.part-"
 
-#: final evaluation stage of each run folder (evaluation/<stage>.json)
-FINAL = {"sft": "sft", "self_train": "self_train", "grpo": "grpo", "shuffled": "grpo", "sft_long": "sft_long",
-         "search": "search"}
+#: run folder -> the evaluation stage that ends it (``base`` is evaluated on the way, in ``sft``)
+FINAL = {folder: stage for arm, (folder, stage) in EVALUATION.items() if arm != "base"}
 
 
 def _evaluated(seed_dir: Path, arm: str) -> bool:
-    return (seed_dir / arm / "evaluation" / f"{FINAL[arm]}.json").exists()
+    return _eval_file(seed_dir / arm, FINAL[arm]).exists()
 
 
 def checkpoint_needed(seed_dir: Path, arm: str) -> bool:
