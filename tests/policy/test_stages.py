@@ -77,12 +77,19 @@ def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path, tasks):
     relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 512, "DIM": 2048}})[0]
     teacher = Teacher(["prose only", f"```python\n{WRONG}```", f"```python\n{RIGHT}```", f"```python\n{RIGHT}```",
                        f"```python\n{RIGHT.replace('clamp_min(0)', 'relu()')}```",
-                       f"```python\n{RIGHT.replace('clamp_min(0)', 'clamp(min=0)')}```", "never asked"])
+                       f"```python\n{RIGHT.replace('clamp_min(0)', 'clamp(min=0)')}```"]
+                      # spares, asked only when the clock left a correct answer unresolved (CI, 2026-12-06: one of
+                      # the two was `ok but timing_unresolved` on a loaded runner); such an answer is not kept
+                      + [f"```python\n{RIGHT.replace('x.clamp_min(0)', spare)}```"
+                         for spare in ("x.clamp(0)", "torch.clamp_min(x, 0)")] + ["never asked"])
     out = tmp_path / "teacher.jsonl"
     with LocalEvaluator(FAST.replace(time_budget_s=0.4, min_rounds=10, max_rounds=30, attempts=2)) as ev:
         report = collect([relu], [teacher], ev.evaluate, out, max_attempts=20, successes=2)
-    assert report.kept == {"relu": 2} and report.attempts == {"relu": 6}, (report.kept, report.statuses)
-    assert report.statuses["relu"] == {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1, "same_as_reference": 1}
+    statuses = dict(report.statuses["relu"])
+    unresolved = statuses.pop("ok but timing_unresolved", 0)
+    assert unresolved <= 2 and report.kept == {"relu": 2} and report.attempts == {"relu": 6 + unresolved}, (
+        report.kept, report.statuses)
+    assert statuses == {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1, "same_as_reference": 1}
     assert "relu()" not in (tmp_path / "teacher.jsonl").read_text()
     examples = read_jsonl(out)
     assert len(examples) == 4 and {e["origin"] for e in examples} == {"teacher:scripted"}
