@@ -5,6 +5,7 @@
 #   LABEL=run1 bash benchmarks/scripts/gpu_boundary_run.sh setup builtin   # built-in suite self-run, timed
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (resumes; INTEGRITY_BUDGET)
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
+#   PROFILE_TASKS=a,b,c bash benchmarks/scripts/gpu_boundary_run.sh setup lanes   # 1 vs 2 lanes per GPU (issue 41)
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup placement   # batch speeds vs memory placement (issue 40)
 #   SELF_FORK=yes SELF_STORE=forked bash benchmarks/scripts/gpu_boundary_run.sh setup selfrun   # forked workers (issue 41)
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup h2h         # kernelbench-v0 against CUDA-L1's kernels (issue 43)
@@ -75,6 +76,14 @@ for phase in "$@"; do
         --suite "${PROFILE_SUITE:-kernelbench:$PWD/.carry/kb/kernelbench-v0}" --tasks "$PROFILE_TASKS" \
         --kinds "${PROFILE_KINDS:-correct}" --pool "${PROFILE_POOL:-{\}}" > "$OUT/profile-${LABEL:-run1}.txt" 2>&1
       echo "profile rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep -v '^{' "$OUT/profile-${LABEL:-run1}.txt" | tail -80 ;;
+    lanes)  # issue 41 item 4: one mixed batch with 1 lane, then 2 lanes, on the GPU (pairs/min, verdicts side by side)
+      for L in 1 2; do
+        timeout "${LANES_S:-200}" python3 benchmarks/scripts/profile_pairs.py \
+          --suite "${PROFILE_SUITE:-kernelbench:$PWD/.carry/kb/kernelbench-v0}" --tasks "$PROFILE_TASKS" \
+          --kinds "${PROFILE_KINDS:-syntax,raises,wrong,correct,slow}" --pool "{\"lanes_per_gpu\": $L}" \
+          > "$OUT/lanes-$L.txt" 2>&1
+        echo "lanes $L rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '"total"' "$OUT/lanes-$L.txt"
+      done ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
 done

@@ -98,14 +98,26 @@ def main() -> int:
         rows = sorted(STATS.items(), key=lambda kv: -sum(kv[1]))
         for (role, op), v in rows:
             print(f"   {role} {op:13s} n={len(v):4d} total={sum(v):7.3f}s mean={1000 * sum(v) / len(v):8.2f}ms")
-        print(json.dumps({"task": r.task, "kind": pairs[_i][1].origin, "status": r.status, "wall_s": r.wall_s, "since_last_s": now - last[0],
+        print(json.dumps({"task": r.task, "kind": pairs[_i][1].origin, "status": r.status, "speedup": r.speedup, "flags": sorted(r.flags), "wall_s": r.wall_s, "since_last_s": now - last[0],
                           "phases_s": t.get("phases_s"), "correctness_s": t.get("correctness_s"), "requests": {f"{k[0]}:{k[1]}": [len(v), sum(v)]
                                                                         for k, v in rows}}), flush=True)
         STATS.clear()
         last[0] = now
 
+    gates = {id(ln.gate): ln.gate for ln in pool.lanes}.values()
+    for g in gates:
+        g.keep_log = True
+    t0 = time.perf_counter()
     pool.map(pairs, on_result=show)
+    wall = time.perf_counter() - t0
     pool.close()
+    # the whole batch: throughput with this pool's lanes (issue 41 item 4), and how long lanes waited on the gate
+    timing_s = sum(e - s for g in gates for _, mode, s, e in g.log if mode == "timing")
+    print(json.dumps({"total": {"pairs": len(pairs), "wall_s": round(wall, 3),
+                                "pairs_per_min": round(60 * len(pairs) / wall, 2), "lanes": len(pool.lanes),
+                                "timing_s": round(timing_s, 3),
+                                "gate_waited_s": [{k: round(v, 3) for k, v in g.waited_s.items()} for g in gates]}}),
+          flush=True)
     return 0
 
 

@@ -46,6 +46,7 @@ def test_list_reports_broken_task_files_by_name(capsys):
     (["--suite", "builtin", "--device", "tpu"], "invalid choice"),
     (["--suite", "builtin", "--device", "cpu", "--baseline", "cudagraph"], "needs a CUDA device"),
     (["--suite", "builtin", "--timeout", "-1", "--device", "cpu"], "positive"),
+    (["--suite", "builtin", "--tasks", "relu", "--device", "cpu", "--lanes-per-gpu", "0"], "at least 1"),
     (["--list"], "required"),
 ])
 def test_bad_arguments_exit_2_with_one_line(capsys, args, words):

@@ -40,15 +40,22 @@ def drifted_pair(fixture_tasks, fast_config, monkeypatch):
         return made[-1]
 
     def make(factor: float) -> _Run:
-        side = ReferenceSide.start(_worker("reference"), task, fast_config, "cpu")
-        assert isinstance(side, ReferenceSide), side
-        made.append(side.worker)
-        cand = _worker("candidate")
-        made.append(cand)
-        candidate = reference_candidate(task)
-        obs = Observations(task=task.name, task_hash=task.hash, candidate_hash="x", baseline="eager", device="cpu")
-        run_pair(side, cand, task, candidate, fast_config, obs, static=analyse(candidate.source), extensions_dir=None)
-        assert obs.summary is not None and obs.timing_failure is None, obs
+        # the precondition, not what is tested: a self-pair whose timing passed. On a loaded 2-core machine one in a
+        # few hundred self-pairs fails its clock check (a full-suite run of 2026-12-06): such a pair is measured again
+        for _ in range(3):
+            side = ReferenceSide.start(_worker("reference"), task, fast_config, "cpu")
+            assert isinstance(side, ReferenceSide), side
+            made.append(side.worker)
+            cand = _worker("candidate")
+            made.append(cand)
+            candidate = reference_candidate(task)
+            obs = Observations(task=task.name, task_hash=task.hash, candidate_hash="x", baseline="eager",
+                               device="cpu")
+            run_pair(side, cand, task, candidate, fast_config, obs, static=analyse(candidate.source),
+                     extensions_dir=None)
+            if obs.summary is not None and obs.timing_failure is None:
+                break
+        assert obs.summary is not None and obs.timing_failure is None, (obs.timing_failure, sorted(obs.flags))
         obs.summary = dataclasses.replace(obs.summary, ref_ms=obs.summary.ref_ms * factor)
         obs.timing_failure = Failure("rejected", "the reference ran slower beside this candidate", "reference_drift")
         return _Run(side, cand, task, candidate, fast_config, obs)

@@ -38,6 +38,8 @@ def test_default_recipe_loads_and_overrides_apply():
     (["grpo.prompts_per_generation=-1"], "grpo.prompts_per_generation"),
     (["sft.seed_tasks=split", "tasks.split=null"], "needs a tasks.split"),
     (["evaluation.stages=[base,rl]"], "evaluation.stages"),
+    (["eval.lanes_per_gpu=0"], "eval.lanes_per_gpu 0: harness lanes"),
+    (["eval.cpu_lanes=0"], "eval.cpu_lanes 0"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):
     with pytest.raises(RecipeError, match=match):

@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="NAME", help="label of this run in the store (default: a timestamp)")
     p.add_argument("--require-sandbox", action="store_true",
                    help="refuse to run where candidates cannot be put in an OS sandbox (bubblewrap namespaces)")
+    p.add_argument("--lanes-per-gpu", type=int, default=1, metavar="N",
+                   help="lanes on each GPU (default 1): they overlap all but timing, each timing has the GPU alone")
+    p.add_argument("--cpus-per-lane", type=int, default=2, metavar="N", help="CPU cores pinned to each GPU lane")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
 
@@ -131,9 +134,12 @@ def _run(argv: list[str] | None) -> int:
             raise UsageError(str(e)) from e
     run = args.run or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     try:
-        pool = EvalPool(cfg, hide=[args.json] if args.json else ())
+        pool = EvalPool(cfg, hide=[args.json] if args.json else (), lanes_per_gpu=args.lanes_per_gpu,
+                        cpus_per_lane=args.cpus_per_lane)
     except SandboxUnavailable as e:
         raise UsageError(f"{e} (--require-sandbox)") from e
+    except ValueError as e:
+        raise UsageError(f"--lanes-per-gpu / --cpus-per-lane: {e}") from e
     if not args.quiet:
         print(f"cudal1-eval: {len(pairs)} tasks from {args.suite} on {device}, baseline {cfg.baseline}, "
               f"{'sandboxed (bubblewrap)' if pool.sandboxed else 'UNSANDBOXED: ' + pool.sandbox_info.reason}",

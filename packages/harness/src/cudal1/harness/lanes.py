@@ -1,16 +1,19 @@
 """One timing lane of the pool: a device, candidate workers started ahead, and the clean reference of the task
 it is evaluating (see :mod:`cudal1.harness.pool`). A lane is made from a :class:`LaneSpec` (what the pool decided
-for every lane) and knows nothing of the pool: data flows pool -> lane -> pair -> verdict."""
+for every lane) and knows nothing of the pool: data flows pool -> lane -> pair -> verdict. Lanes of one device share
+a :class:`~cudal1.harness.gate.DeviceGate`: their work overlaps, their timing phases run alone (:meth:`Lane.timed`)."""
 
 from __future__ import annotations
 
 import collections
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from .config import EvalConfig
+from .gate import DeviceGate
 from .pair import ReferenceSide
 from .process import WorkerGone, WorkerProcess
 from .sandbox import Limits
@@ -41,8 +44,9 @@ class LaneSpec:
 
 
 def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
-    """The CPU cores of GPU lane ``lane`` (``per_lane`` of them, after the first two, which stay with the parent),
-    shared by the lane's reference and candidate workers, which never run at the same time. None when
+    """The CPU cores of GPU lane ``lane`` (``per_lane`` of them, after the first two, which stay with the parent;
+    lanes numbered across the pool, several per GPU included), shared by the lane's reference and candidate workers,
+    which never run at the same time. None when
     ``CUDAL1_PIN_CPUS=0`` turns pinning off or the machine has too few cores.
 
     Pinning is the default because it is what makes the clock check quiet. With launch-bound KernelBench
@@ -63,11 +67,19 @@ def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
 
 
 class Lane:
-    """One timing lane: a device, spare candidate workers started ahead, and the reference of its task."""
+    """One timing lane: a device, spare candidate workers started ahead, and the reference of its task.
+
+    ``gate``: shared by the lanes of one device (the pool makes it); ``None``: a gate of this lane alone. ``name``
+    labels the lane in the gate's log."""
 
     def __init__(self, spec: LaneSpec, device: str, env: dict[str, str], spares: int,
-                 cpus: tuple[int, ...] | None = None, fork: bool = False) -> None:
+                 cpus: tuple[int, ...] | None = None, fork: bool = False, gate: DeviceGate | None = None,
+                 name: str = "") -> None:
         self.spec, self.device, self.env = spec, device, env
+        self.name = name or device
+        self.gate = gate if gate is not None else DeviceGate(quiesce=lambda _timer: self.quiesce())
+        self.current: WorkerProcess | None = None  # the candidate worker of the pair running now (candidate code)
+        self._held = False  # current stopped for another lane's timing
         self.fork = fork  # workers forked from warm templates (cudal1.harness.template), not started
         self.spares = 0 if fork else max(0, spares)
         self.template: WorkerTemplate | None = None  # forks candidate workers
@@ -195,6 +207,39 @@ class Lane:
                 self._ref_spare.close()
                 self._ref_spare = None
 
+    def quiesce(self) -> None:
+        """Wait until every worker this lane started ahead is ready (CUDA context made) and the last one it retired
+        is gone: what a timer of the lane's device waits for, holding the device (:class:`DeviceGate`)."""
+        self.wait_spares()
+        self.settle_previous()
+
+    def hold_still(self) -> None:
+        """Stop this lane's loaded candidate (every process of its worker) while another lane of the device times;
+        one that cannot be stopped is killed (its pair then fails: a worker gone). :meth:`let_go` resumes it."""
+        w = self.current
+        if w is None or w.frozen or w.proc.poll() is not None:
+            return
+        if w.freeze():
+            self._held = True
+        else:
+            w.kill(wait=False)
+
+    def let_go(self) -> None:
+        """Resume what :meth:`hold_still` stopped."""
+        if self._held and self.current is not None:
+            self.current.thaw()
+        self._held = False
+
+    def work(self) -> AbstractContextManager[None]:
+        """A section of this lane's work (shared with the other lanes of its device; :meth:`DeviceGate.work`)."""
+        return self.gate.work(self.name)
+
+    @contextmanager
+    def timed(self) -> Iterator[None]:
+        """The device alone for one of this lane's timing phases (:meth:`DeviceGate.timing`)."""
+        with self.gate.timing(self.name):
+            yield
+
     def prestart_one(self) -> None:
         """Make sure one candidate worker (a forking lane: its template) is starting (even on a lane that keeps no
         spares)."""
@@ -217,7 +262,7 @@ class Lane:
         self.drop_reference()
         w = self._ref_spare or self.new_reference_worker()
         self._ref_spare = None
-        side = ReferenceSide.start(w, task, self.spec.config, self.device, before_timing=self.wait_spares)
+        side = ReferenceSide.start(w, task, self.spec.config, self.device, timed=self.timed)
         if isinstance(side, Failure):
             w.close()
             self.ref_failure = (task.hash, side)
@@ -240,9 +285,15 @@ class Lane:
             self.ref.close()
             self.ref = None
 
+    def running(self, worker: WorkerProcess) -> None:
+        """``worker`` runs this lane's candidate now (another lane's timing stops it: :meth:`hold_still`)."""
+        self.current, self._held = worker, False
+
     def retire(self, worker: WorkerProcess) -> None:
         """``worker`` (killed, its pair done) is waited for before the lane's next worker runs
         (:meth:`settle_previous`)."""
+        if self.current is worker:
+            self.current, self._held = None, False
         self.previous = worker
 
     def settle_previous(self) -> None:

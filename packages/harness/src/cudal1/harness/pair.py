@@ -38,6 +38,7 @@ import signal
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -60,6 +61,9 @@ from .suite import reference_candidate
 from .timing import PROCESS_DRAW_SD, PairedTimes, summarise_rounds
 from .types import Candidate, Task
 from .verdict import Failure, Observations
+
+#: makes the context a timing phase runs in (the pool's :meth:`cudal1.harness.lanes.Lane.timed`; alone: nothing)
+Timed = Callable[[], AbstractContextManager[Any]]
 
 CHECK_FRACTION = 0.10  #: rounds whose chosen output is fetched and compared in full (at least one per bucket)
 BATCH_TARGET_MS = {"cuda": 20.0, "cpu": 8.0}  #: reported time of one batch of one model
@@ -130,9 +134,9 @@ class ReferenceSide:
 
     @classmethod
     def start(cls, worker: WorkerProcess, task: Task, cfg: EvalConfig, device: str,
-              before_timing: Any = None) -> ReferenceSide | Failure:
+              timed: Timed = nullcontext) -> ReferenceSide | Failure:
         """Set up ``task`` in ``worker``; a :class:`Failure` (status ``task_error``) when the task itself fails.
-        ``before_timing()`` runs before the reference is timed alone (see :func:`run_pair`)."""
+        The reference is timed alone inside ``timed()`` (see :func:`run_pair`)."""
         dev = device.split(":")[0]
         try:
             rep = worker.request("setup", {"task_source": task.source, "device": device, "seed": cfg.seed,
@@ -148,17 +152,17 @@ class ReferenceSide:
                                                 "seeds": [fresh_seed() for _ in range(n)]}, cfg.run_timeout_s)
             if conf.is_error:
                 return Failure("runtime_error", conf.reason, conf.flag or "baseline_failed")
-            if before_timing is not None:
-                before_timing()
-            alone: list[float] = []
-            for _ in range(ALONE_ROUNDS + 1):
-                b = worker.request("batch", {"seeds": [fresh_seed() for _ in range(n)]}, cfg.run_timeout_s, calls=n)
-                if b.is_error:
-                    return Failure("runtime_error", b.reason, b.flag or "baseline_failed")
-                alone.append(statistics.fmean(b.ms))  # a batch's mean call, as each paired round counts it
-            side = cls(worker, task, rep, n, alone[1:], dev)  # the first batch warms up
-            if side.tight:  # else the cached memory stays: both workers fit, and memory given back runs slower
-                worker.request("release", {}, cfg.run_timeout_s)
+            with timed():
+                alone: list[float] = []
+                for _ in range(ALONE_ROUNDS + 1):
+                    b = worker.request("batch", {"seeds": [fresh_seed() for _ in range(n)]}, cfg.run_timeout_s,
+                                       calls=n)
+                    if b.is_error:
+                        return Failure("runtime_error", b.reason, b.flag or "baseline_failed")
+                    alone.append(statistics.fmean(b.ms))  # a batch's mean call, as each paired round counts it
+                side = cls(worker, task, rep, n, alone[1:], dev)  # the first batch warms up
+                if side.tight:  # else the cached memory stays: both workers fit, and memory given back runs slower
+                    worker.request("release", {}, cfg.run_timeout_s)
         except WorkerGone as e:
             return Failure("task_error", f"the task's reference process {e.ended} while timing it alone: {e.detail}",
                            "task_error")
@@ -220,7 +224,7 @@ class _Run:
         # candidate could report anything there)
         self.debug = os.environ.get("CUDAL1_TIMING_DEBUG") == "1"
         self.deadline = 0.0
-        self.before_timing: Any = None
+        self.timed: Timed = nullcontext
 
     def left(self) -> float:
         return max(self.deadline - time.monotonic(), 0.001)
@@ -323,14 +327,15 @@ def _gone(e: WorkerGone, op: str, cfg: EvalConfig | None, timeout: float | None)
 
 def run_pair(ref: ReferenceSide, cand: WorkerProcess, task: Task, candidate: Candidate, cfg: EvalConfig,
              obs: Observations, *, static: StaticReport, extensions_dir: str | None,
-             before_timing: Any = None, twin_worker: Callable[[], WorkerProcess] | None = None) -> None:
-    """Evaluate one pair, filling ``obs`` (the caller assembles the verdict). ``before_timing()`` runs between
-    correctness and timing (the pool waits there until the workers it started ahead have their CUDA context:
-    creating one while another process is timed disturbs the measurement). ``twin_worker()`` gives a fresh
+             timed: Timed = nullcontext, twin_worker: Callable[[], WorkerProcess] | None = None) -> None:
+    """Evaluate one pair, filling ``obs`` (the caller assembles the verdict). The timing phases (the paired rounds,
+    the drift re-check's) run inside ``timed()``: the pool's lane holds the device alone there
+    (:meth:`cudal1.harness.gate.DeviceGate.timing`: no other lane's work, and the workers it started ahead have their
+    CUDA context: creating one while another process is timed disturbs the measurement). ``twin_worker()`` gives a fresh
     candidate worker for the drift re-check (:func:`_drift_recheck`); without it a drift beyond the limit
     rejects the pair at once."""
     run = _Run(ref, cand, task, candidate, cfg, obs)
-    run.before_timing = before_timing
+    run.timed = timed
     phases: dict[str, float] = {}
     t0 = time.monotonic()
     rep = run.load(extensions_dir)
@@ -347,6 +352,9 @@ def run_pair(ref: ReferenceSide, cand: WorkerProcess, task: Task, candidate: Can
         t1 = time.monotonic()
         ok = step(run)
         phases[name] = round(time.monotonic() - t1, 3)
+        if name == "timing":  # the wait for the device apart from the timing itself
+            phases["timing_wait"] = obs.timing.get("device_wait_s", 0.0)
+            phases[name] = round(phases[name] - phases["timing_wait"], 3)
         if not ok:
             break
     failure = obs.timing_failure
@@ -435,11 +443,17 @@ def _observe(run: _Run) -> bool:
 
 
 def _timing(run: _Run) -> bool:
+    t0 = time.monotonic()
+    with run.timed():  # the device alone (the pool's gate), from the monitor's start to its stop
+        # waiting for other lanes' work to end and for the workers started ahead (phases_s: timing_wait)
+        run.obs.timing["device_wait_s"] = round(time.monotonic() - t0, 3)
+        return _paired_rounds(run)
+
+
+def _paired_rounds(run: _Run) -> bool:
     cfg, obs, ref = run.cfg, run.obs, run.ref
     n = ref.n
     rng = random.Random(fresh_seed())
-    if run.before_timing is not None:
-        run.before_timing()
     if not run.ask_ref("monitor", {"action": "start"}):
         return False
     rounds = _warm_up(run, rng)
@@ -562,18 +576,17 @@ def _drift_recheck(run: _Run, twin_worker: Callable[[], WorkerProcess]) -> None:
         if trun.load(None) is None:
             info["error"] = _twin_error(twin_obs)
             return
-        if run.before_timing is not None:
-            run.before_timing()
-        rng = random.Random(fresh_seed())
-        rounds = _warm_up(trun, rng)
-        if rounds is None:
-            info["error"] = _twin_error(twin_obs)
-            return
-        times = PairedTimes()
-        for _ in range(rounds):
-            if _round(trun, ref.n, rng, check=False, times=times) is None:
+        with run.timed():
+            rng = random.Random(fresh_seed())
+            rounds = _warm_up(trun, rng)
+            if rounds is None:
                 info["error"] = _twin_error(twin_obs)
                 return
+            times = PairedTimes()
+            for _ in range(rounds):
+                if _round(trun, ref.n, rng, check=False, times=times) is None:
+                    info["error"] = _twin_error(twin_obs)
+                    return
     finally:
         twin.close()
     if twin_obs.reference_failure is not None:

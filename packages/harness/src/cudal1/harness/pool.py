@@ -3,9 +3,11 @@
     pool = EvalPool(EvalConfig(device="cuda"))
     results = pool.map([(task, cand), ...], store=ResultStore("run.sqlite"), on_result=print)
 
-Per lane (one GPU, or one CPU lane): pairs of the same task run one after another beside one clean
-reference worker for that task (:class:`cudal1.harness.pair.ReferenceSide`, set up once), each candidate in a
-fresh sandboxed worker (started ahead as a spare). Builds of ``load_inline`` candidates run first, in
+Per lane (one GPU, or one CPU lane; ``lanes_per_gpu`` of them on each GPU): pairs of the same task run one after
+another beside one clean reference worker for that task (:class:`cudal1.harness.pair.ReferenceSide`, set up once),
+each candidate in a fresh sandboxed worker (started ahead as a spare). The lanes of one device share a
+:class:`~cudal1.harness.gate.DeviceGate`: they set up references, load candidates and check them side by side, and
+each timing phase has the device (and the parent) alone. Builds of ``load_inline`` candidates run first, in
 parallel, in sandboxed CPU-only workers. With a store, pairs already in it are read back instead of re-run
 and each new result is written as soon as it exists (an interrupted run resumes).
 
@@ -15,6 +17,7 @@ only schedules.
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import sys
@@ -30,6 +33,7 @@ from typing import Any
 from . import buildcache, sandbox
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
+from .gate import DeviceGate
 from .lanes import Lane, LaneSpec, lane_cpus
 from .novelty import same_source
 from .pair import ReferenceSide, run_pair
@@ -64,13 +68,20 @@ def default_memory_limit() -> int:
 
 
 class EvalPool:
-    """Evaluates pairs concurrently: one lane per GPU (``CUDA_VISIBLE_DEVICES`` pins it), or ``cpu_lanes``
-    lanes on the CPU. Builds (``load_inline`` candidates) run first on ``build_workers`` CPU processes.
+    """Evaluates pairs concurrently: ``lanes_per_gpu`` lanes per GPU (``CUDA_VISIBLE_DEVICES`` pins it), or
+    ``cpu_lanes`` lanes on the CPU. Builds (``load_inline`` candidates) run first on ``build_workers`` CPU processes.
+    Lanes of one device overlap their work and take turns to time (:mod:`cudal1.harness.gate`).
 
     Args:
         config: evaluation settings (device, baseline, limits ...); default ``EvalConfig()``.
         gpus: GPU indices to use with a CUDA config (default: all visible).
-        cpu_lanes: concurrent CPU evaluations (default 1: concurrent CPU timing would interfere).
+        lanes_per_gpu: lanes on each GPU (default 1). With more, the lanes overlap all but timing (worker starts,
+            reference set-up, loading, correctness, profiling, verdicts, store writes) and each timing phase has
+            the GPU alone. Every lane's reference and candidates hold GPU memory at once: a task that fills the
+            GPU wants one lane.
+        cpus_per_lane: CPU cores pinned to each GPU lane (:func:`~cudal1.harness.lanes.lane_cpus`; default 2).
+        cpu_lanes: concurrent CPU evaluations (default 1; more overlap their work, and each timing phase still
+            runs alone, but a lane's work shares the cores with the other lanes' processes).
         build_workers: concurrent build processes (default: CPU count, at most 8).
         spares: candidate workers started ahead per lane (default 3 on a GPU lane, 0 on a CPU lane, where
             their start-up would share the cores with the timing of the current pair).
@@ -94,6 +105,8 @@ class EvalPool:
         config: EvalConfig | None = None,
         *,
         gpus: Sequence[int] | None = None,
+        lanes_per_gpu: int = 1,
+        cpus_per_lane: int = 2,
         cpu_lanes: int = 1,
         build_workers: int | None = None,
         spares: int | None = None,
@@ -103,6 +116,9 @@ class EvalPool:
     ) -> None:
         self.config = config or EvalConfig()
         self.keep_warm = keep_warm
+        if lanes_per_gpu < 1 or cpus_per_lane < 1 or cpu_lanes < 1:
+            raise ValueError(f"lanes_per_gpu ({lanes_per_gpu}), cpus_per_lane ({cpus_per_lane}) and cpu_lanes "
+                             f"({cpu_lanes}) must each be at least 1")
         info = sandbox.detect()
         self.sandbox_info = info
         self.sandboxed = info.available
@@ -138,16 +154,24 @@ class EvalPool:
             base_env["TORCH_CUDA_ARCH_LIST"] = self.arch_list
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             physical = visible.split(",") if visible else None
-            self.lanes = [
-                Lane(spec, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
-                                     "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares, cpus=lane_cpus(i),
-                     fork=bool(fork_workers) and templates_supported())  # None: started (not measured on a GPU)
-                for i, g in enumerate(use)
-            ]
+            self.lanes = []
+            for gi, g in enumerate(use):
+                gate = DeviceGate()
+                for j in range(lanes_per_gpu):
+                    i = gi * lanes_per_gpu + j
+                    self.lanes.append(Lane(
+                        spec, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
+                                         "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares,
+                        cpus=lane_cpus(i, cpus_per_lane), gate=gate, name=f"gpu{g}.{j}",
+                        fork=bool(fork_workers) and templates_supported()))  # None: started (not measured on a GPU)
         else:
             fork = (fork_workers is None or fork_workers) and templates_supported()
-            self.lanes = [Lane(spec, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork)
-                          for _ in range(max(1, cpu_lanes))]
+            gate = DeviceGate()
+            self.lanes = [Lane(spec, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork,
+                               gate=gate, name=f"cpu.{j}") for j in range(cpu_lanes)]
+        for gate in {id(ln.gate): ln.gate for ln in self.lanes}.values():
+            lanes = [ln for ln in self.lanes if ln.gate is gate]
+            gate.quiesce, gate.resume = functools.partial(_quiesce, lanes), functools.partial(_resume, lanes)
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
         self.build_workers = build_workers or max(1, min(8, os.cpu_count() or 1))
         self.toolchain = _toolchain()
@@ -277,13 +301,14 @@ class EvalPool:
             worker = lane.take_candidate_worker()
         else:  # its build folder is bound into its sandbox: a worker of its own
             worker = lane.new_candidate_worker(ext)
+        lane.running(worker)
         kcache = self.kernel_cache(candidate)
         buildcache.seed_cache(kcache, worker.cache_dir, trusted=self.trusted_cache)
         # the next pairs' processes start while this one runs (for the next call too when keeping warm)
         lane.prestart(lane.spares if self.keep_warm else remaining)
         try:
             run_pair(side, worker, task, candidate, self.config, obs, static=static,
-                     extensions_dir=str(ext) if ext is not None else None, before_timing=lane.wait_spares,
+                     extensions_dir=str(ext) if ext is not None else None, timed=lane.timed,
                      twin_worker=lane.take_twin_worker)
         finally:
             obs.log_tail = worker.log_tail()
@@ -313,34 +338,39 @@ class EvalPool:
         out: list[dict[str, Any]] = []
         lane = self.lanes[0]
         for i, task in enumerate(tasks):
-            w = lane.new_reference_worker()
-            try:
-                rep = w.request("setup", {"task_source": task.source, "device": lane.device, "seed": self.config.seed,
-                                          "cpu_threads": self.config.cpu_threads},
-                                self.config.compile_timeout_s + self.config.run_timeout_s)
-                if rep.is_error:
-                    rec = {"status": "task_error", "findings": [rep.reason], "notes": [], "stateful": False}
-                else:
-                    tc = rep.task_check
-                    rec = {"status": "degenerate" if tc.get("degenerate") else "ok",
-                           "findings": list(tc.get("findings", [])), "notes": list(tc.get("notes", [])),
-                           "stateful": rep.stateful}
-            except WorkerGone as e:
-                rec = {"status": "task_error", "findings": [f"check {e.ended}: {e.detail}"], "notes": [],
-                       "stateful": False}
-            finally:
-                w.close()
+            with lane.work():
+                rec = self._check_task(lane, task)
             rec = {"task": task.name, **rec}
             out.append(rec)
             if on_result:
                 on_result(i, rec)
         return out
 
+    def _check_task(self, lane: Lane, task: Task) -> dict[str, Any]:
+        """One task's checks in a clean reference worker of ``lane`` (:meth:`check_tasks`)."""
+        w = lane.new_reference_worker()
+        try:
+            rep = w.request("setup", {"task_source": task.source, "device": lane.device, "seed": self.config.seed,
+                                      "cpu_threads": self.config.cpu_threads},
+                            self.config.compile_timeout_s + self.config.run_timeout_s)
+            if rep.is_error:
+                return {"status": "task_error", "findings": [rep.reason], "notes": [], "stateful": False}
+            tc = rep.task_check
+            return {"status": "degenerate" if tc.get("degenerate") else "ok",
+                    "findings": list(tc.get("findings", [])), "notes": list(tc.get("notes", [])),
+                    "stateful": rep.stateful}
+        except WorkerGone as e:
+            return {"status": "task_error", "findings": [f"check {e.ended}: {e.detail}"], "notes": [],
+                    "stateful": False}
+        finally:
+            w.close()
+
     def close(self) -> None:
         """Stop the spare and reference workers of every lane (those kept warm included); the pool can still
         be used."""
         for lane in self.lanes:
-            lane.close()
+            with lane.work():
+                lane.close()
 
     def stop(self) -> None:
         """Stop now (a signal arrived): no further pair starts or is stored, every worker of this process is
@@ -416,26 +446,29 @@ class EvalPool:
                             remaining = left[0]
                         if self._stopping:
                             return
-                        res = self._run_on_lane(lane, task, cand, remaining=remaining,
-                                                next_task=i == group[-1] and not q.empty())
-                        if digests.get(cand.source):
-                            res = replace(res, build={**res.build, "library_digest": digests[cand.source]})
-                        with lock:
-                            if self._stopping:  # its workers were killed under it: not a result
-                                return
-                            if store is not None:
-                                store.add(res, task, cand, self.config, run=run)
-                            results[i] = res
-                            if on_result:
-                                on_result(i, res)
+                        with lane.work():  # the pair and its result: beside other lanes' work, never their timing
+                            res = self._run_on_lane(lane, task, cand, remaining=remaining,
+                                                    next_task=i == group[-1] and not q.empty())
+                            if digests.get(cand.source):
+                                res = replace(res, build={**res.build, "library_digest": digests[cand.source]})
+                            with lock:
+                                if self._stopping:  # its workers were killed under it: not a result
+                                    return
+                                if store is not None:
+                                    store.add(res, task, cand, self.config, run=run)
+                                results[i] = res
+                                if on_result:
+                                    on_result(i, res)
             except BaseException as e:  # noqa: BLE001
                 errors.append(e)
-                lane.close()
-            finally:
-                if not self.keep_warm:
+                with lane.work():
                     lane.close()
-                else:
-                    lane.settle_previous()
+            finally:
+                with lane.work():
+                    if not self.keep_warm:
+                        lane.close()
+                    else:
+                        lane.settle_previous()
 
         if groups:
             threads = [threading.Thread(target=lane_loop, args=(ln,), daemon=True) for ln in self.lanes[: len(groups)]]
@@ -447,6 +480,22 @@ class EvalPool:
         if errors:
             raise errors[0]
         return [r for r in results if r is not None]
+
+
+def _quiesce(lanes: Sequence[Lane], timer: str) -> None:
+    """What lane ``timer`` waits for, holding the device: every lane's workers started ahead ready, retired ones
+    gone, and every other lane's loaded candidate stopped."""
+    for lane in lanes:
+        lane.quiesce()
+        if lane.name != timer:
+            lane.hold_still()
+
+
+def _resume(lanes: Sequence[Lane], timer: str) -> None:
+    """Lane ``timer``'s timing ended: the candidates :func:`_quiesce` stopped go on."""
+    for lane in lanes:
+        if lane.name != timer:
+            lane.let_go()
 
 
 _WARNED: set[str] = set()

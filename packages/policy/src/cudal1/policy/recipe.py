@@ -73,12 +73,13 @@ class EvalSection:
     """The reward evaluator and the harness settings every stage starts from.
 
     device: ``auto`` (cuda when visible, else cpu), ``cpu`` or ``cuda``; cpu_lanes: CPU harness lanes;
-    ray_address: Ray actors when set. harness: any field of :class:`cudal1.harness.EvalConfig` but ``device``
+    lanes_per_gpu: harness lanes on each GPU (they overlap all but timing: :mod:`cudal1.harness.gate`); ray_address: Ray actors when set. harness: any field of :class:`cudal1.harness.EvalConfig` but ``device``
     (trials, time_budget_s, warmup, buckets, input_sets, rtol, atol, ...); each stage section's own
     ``harness`` mapping overrides these for that stage."""
 
     device: str = "auto"
     cpu_lanes: int = 1
+    lanes_per_gpu: int = 1
     ray_address: str | None = None
     harness: dict[str, Any] = field(default_factory=dict)
 
@@ -287,6 +288,9 @@ class Recipe:
         if self.grpo.prompts_per_generation < 0:
             raise RecipeError(f"grpo.prompts_per_generation {self.grpo.prompts_per_generation}: prompts per generate "
                               "call, at least 1 (or 0: the whole round at once)")
+        for key in ("cpu_lanes", "lanes_per_gpu"):
+            if not isinstance(getattr(self.eval, key), int) or getattr(self.eval, key) < 1:
+                raise RecipeError(f"eval.{key} {getattr(self.eval, key)!r}: harness lanes, at least 1")
         if self.policy.device not in ("auto", "cpu", "cuda"):
             raise RecipeError(f"policy.device {self.policy.device!r}: write auto (the GPU when CUDA is visible), cpu "
                               "or cuda")
