@@ -418,8 +418,8 @@ def test_paired_rounds_cancel_slow_periods_that_hit_both_models():
 
 def test_calls_per_batch_fit_the_gpu():
     from cudal1.harness import EvalConfig
-    from cudal1.harness.pair import _calls_per_batch
     from cudal1.harness.protocol import WorkerReport
+    from cudal1.harness.reference_side import calls_per_batch as _calls_per_batch
 
     gib = 1 << 30
     tiny = WorkerReport("setup", "x", call_ms=0.05, set_bytes=1 << 20, out_bytes=1 << 20, free_bytes=70 * gib)
@@ -432,7 +432,7 @@ def test_calls_per_batch_fit_the_gpu():
     # taken again between batches, on which such a kernel ran 6-20% slower): the batch is cut to 9 to stay out of it
     from dataclasses import replace
 
-    from cudal1.harness.pair import ReferenceSide
+    from cudal1.harness.reference_side import ReferenceSide
     h200 = WorkerReport("setup", "x", call_ms=1.0, set_bytes=2 * gib, out_bytes=2 * gib, free_bytes=130 * gib,
                         peak_bytes=4 * gib, model_bytes=0, environment={"gpu_memory_gib": 139.7})
     assert _calls_per_batch(h200, EvalConfig(device="cuda"), "cuda") == 9
@@ -458,8 +458,9 @@ def test_cpu_batches_are_cut_to_be_committed():
     (4 MiB out, 0.6 ms a call) had 23 calls, 92 MiB of outputs, over COMMIT_MAX_BYTES, so its digests (13 ms a call)
     ran on the parent's clock and an honest copy of the reference read 0.31x on the 2-core CPU (issue 40)."""
     from cudal1.harness import EvalConfig
-    from cudal1.harness.pair import COMMIT_MAX_BYTES, ReferenceSide, _calls_per_batch
     from cudal1.harness.protocol import WorkerReport
+    from cudal1.harness.reference_side import COMMIT_MAX_BYTES, ReferenceSide
+    from cudal1.harness.reference_side import calls_per_batch as _calls_per_batch
 
     leaf = {"kind": "tensor", "dtype": "float32", "shape": [256, 4096]}
     relu = WorkerReport("setup", "x", call_ms=0.35, set_bytes=4 << 20, out_bytes=4 << 20, leaves=[leaf])

@@ -1,4 +1,4 @@
-"""The drift re-check (``pair._drift_recheck``): before a pair is rejected ``reference_drift``, the candidate's
+"""The drift re-check (``drift_recheck.drift_recheck``): before a pair is rejected ``reference_drift``, the candidate's
 process is killed and the reference is timed again beside a twin (a fresh worker running the task's reference).
 
 The drift check itself runs only on a GPU (``tests/harness/test_gpu.py`` has the adversarial candidate, a helper
@@ -14,9 +14,13 @@ import signal
 
 import pytest
 
+from cudal1.harness import drift_recheck as recheck
 from cudal1.harness import pair, reference_candidate
-from cudal1.harness.pair import ReferenceSide, _drift_recheck, _Run, run_pair
+from cudal1.harness.drift_recheck import drift_recheck as _drift_recheck
+from cudal1.harness.pair import run_pair
 from cudal1.harness.process import WorkerProcess
+from cudal1.harness.reference_side import ReferenceSide
+from cudal1.harness.rounds import PairRun as _Run
 from cudal1.harness.static_checks import analyse
 from cudal1.harness.verdict import Failure, Observations
 
@@ -31,7 +35,8 @@ def drifted_pair(fixture_tasks, fast_config, monkeypatch):
     ``factor`` and the pair marked ``reference_drift``: returns ``(make(factor) -> run, workers made)``. The drift
     limit is 100% here (a tiny CPU reference's time moves by tens of percent between two measurements on a
     loaded machine); the factors below are far on either side of it."""
-    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 1.0)
+    for module in (pair, recheck):
+        monkeypatch.setattr(module, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 1.0)
     task = fixture_tasks["tiny_linear_relu"]
     made: list[WorkerProcess] = []
 
@@ -153,8 +158,9 @@ def test_a_reference_slower_than_a_copy_of_itself_beside_the_twin_is_not_trusted
     (tmp_path / "sixfold_product.py").write_text(SIXFOLD_TASK)
     task = next(t for t in load_suite(f"dir:{tmp_path}") if t.name == "sixfold_product")
     fast = Candidate(source=COMPUTE_ONCE, task=task.name)
-    monkeypatch.setattr(pair, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 1.0)
-    monkeypatch.setattr(pair, "reference_candidate", lambda t: fast)  # the twin: faster than the reference
+    for module in (pair, recheck):
+        monkeypatch.setattr(module, "drift_limit", lambda summary, device="cuda", yardstick_ms=None: 1.0)
+    monkeypatch.setattr(recheck, "reference_candidate", lambda t: fast)  # the twin: faster than the reference
     made: list[WorkerProcess] = []
     try:
         side = ReferenceSide.start(_worker("reference"), task, fast_config, "cpu")

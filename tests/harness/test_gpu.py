@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from cudal1.harness import Candidate, EvalPool, load_suite, reference_candidate
-from cudal1.harness.pair import ReferenceSide
+from cudal1.harness.reference_side import ReferenceSide
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

@@ -146,7 +146,8 @@ def test_the_reference_drift_check_runs_on_cpu_too(fixture_tasks, fast_config):
     a twin to re-check beside, the rejection stands (``tests/harness/test_drift_recheck.py`` has the re-check)."""
     import dataclasses
 
-    from cudal1.harness.pair import ReferenceSide, run_pair
+    from cudal1.harness.pair import run_pair
+    from cudal1.harness.reference_side import ReferenceSide
     from cudal1.harness.static_checks import analyse
     from cudal1.harness.verdict import Observations, assemble
 

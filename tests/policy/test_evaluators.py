@@ -131,6 +131,19 @@ def test_make_evaluator_picks_ray_only_with_an_address(monkeypatch, fast):
                     ("local", {"store": None, "cpu_lanes": 2}), ("local", {"store": None})]
 
 
+def test_the_recipes_lanes_per_gpu_reach_the_evaluator_on_cuda_only(monkeypatch, fast):
+    from cudal1.policy import pipeline
+    from cudal1.policy.recipe import Recipe
+
+    made = []
+    monkeypatch.setattr(evaluators, "make_evaluator", lambda cfg, **kw: made.append(kw))
+    for device, ray_address in (("cuda", None), ("cuda", "auto"), ("cpu", None)):
+        recipe = Recipe.from_dict({"eval": {"lanes_per_gpu": 2, "cpu_lanes": 3, "ray_address": ray_address}})
+        pipeline._make_evaluator(recipe, EvalConfig(device=device), store=None)
+    assert [kw.get("lanes_per_gpu") for kw in made] == [2, 2, None]
+    assert made[2]["cpu_lanes"] == 3 and "cpu_lanes" not in made[0]
+
+
 @pytest.mark.slow
 def test_pool_actor_keeps_each_drivers_chunks_apart(fast):
     """The actor body without Ray: chunks of two drivers, queued at once, each polled by its own ticket."""

@@ -2,7 +2,7 @@
 
 A worker empties PyTorch's allocator cache when it releases a batch (``Session.release``): after the reference's
 alone timing, and after every step of a *tight* task (two workers' batches would not fit on the GPU together,
-:attr:`cudal1.harness.pair.ReferenceSide.tight`). The next batch's calls then allocate their outputs and
+:attr:`cudal1.harness.reference_side.ReferenceSide.tight`). The next batch's calls then allocate their outputs and
 temporaries with ``cudaMalloc``/``cudaFree`` inside the timed region, while the reference's alone batches (which
 never release between batches) reuse cached blocks. That put allocation time into each call of the tight 1 GB-output
 GEMMs (KernelBench 7 and 9), in both processes, and the reference's paired calls measured slower than its alone

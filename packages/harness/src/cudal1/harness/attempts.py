@@ -138,7 +138,7 @@ def drift_limit(summary: Any, device: str = "cuda", yardstick_ms: float | None =
     limit is wider: CPU lanes share the machine's caches and memory bandwidth with each other and with the
     candidate's process between the reference's batches, and a slowdown under :data:`DRIFT_FLOOR_MS` a call does
     not count (a tiny task's time is the interpreter's). A drift beyond the limit is re-checked beside a twin
-    before the pair is rejected (``pair._drift_recheck``)."""
+    before the pair is rejected (:func:`cudal1.harness.drift_recheck.drift_recheck`)."""
     base = DRIFT_LIMIT.get(device, DRIFT_LIMIT["cpu"])
     # the floor is a time per call: relative to the yardstick the drift is taken against (alone, or the twin)
     floor = DRIFT_FLOOR_MS.get(device, DRIFT_FLOOR_MS["cpu"]) / max(yardstick_ms or summary.ref_ms, 1e-9)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from .config import EvalConfig
 from .gate import DeviceGate
-from .pair import ReferenceSide
 from .process import WorkerGone, WorkerProcess
+from .reference_side import ReferenceSide
 from .sandbox import Limits
 from .template import WorkerTemplate
 from .types import Task

@@ -4,7 +4,7 @@
     results = pool.map([(task, cand), ...], store=ResultStore("run.sqlite"), on_result=print)
 
 Per lane (one GPU, or one CPU lane; ``lanes_per_gpu`` of them on each GPU): pairs of the same task run one after
-another beside one clean reference worker for that task (:class:`cudal1.harness.pair.ReferenceSide`, set up once),
+another beside one clean reference worker for that task (:class:`cudal1.harness.reference_side.ReferenceSide`, set up once),
 each candidate in a fresh sandboxed worker (started ahead as a spare). The lanes of one device share a
 :class:`~cudal1.harness.gate.DeviceGate`: they set up references, load candidates and check them side by side, and
 each timing phase has the device (and the parent) alone. Builds of ``load_inline`` candidates run first, in
@@ -36,8 +36,9 @@ from .devices import default_device, probe_cuda_devices
 from .gate import DeviceGate
 from .lanes import Lane, LaneSpec, lane_cpus
 from .novelty import same_source
-from .pair import ReferenceSide, run_pair
+from .pair import run_pair
 from .process import WorkerGone, WorkerProcess, kill_all
+from .reference_side import ReferenceSide
 from .static_checks import analyse
 from .syntax import syntax_problem
 from .techniques import library_digest

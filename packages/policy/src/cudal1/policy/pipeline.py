@@ -107,7 +107,7 @@ def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:
     from .evaluators import make_evaluator
 
     kw: dict[str, Any] = {}
-    if recipe.eval.ray_address is None and cfg.is_cuda:
+    if cfg.is_cuda:
         kw["lanes_per_gpu"] = recipe.eval.lanes_per_gpu
     if recipe.eval.ray_address is None and cfg.is_cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         kw["gpus"] = [int(os.environ.get("LOCAL_RANK", "0"))]
