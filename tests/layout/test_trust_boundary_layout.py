@@ -30,9 +30,10 @@ H = "cudal1.harness"
 WORKER = {"worker", "session", "reference_session", "candidate_session", "outputs", "timer", "template_server", "address_space", "loading", "models", "params",
           "allocator", "baselines", "task_checks", "integrity", "environment"}
 SHARED = {"wire", "types", "config", "flags", "compare", "digest", "digest_kernel", "buildcache", "novelty"}
-PARENT = {"", "__main__", "pool", "lanes", "gate", "pair", "rounds", "reference_side", "drift_recheck", "process",
-          "sandbox", "template", "leaves", "protocol", "verdict", "clockcheck", "attempts", "timing", "store", "cli", "report", "report_html", "roofline", "summary",
-          "solutions", "suite", "static_checks", "syntax", "techniques", "devices"}
+PARENT = {"", "__main__", "pool", "lanes", "gate", "builds", "pair", "rounds", "reference_side", "drift_recheck",
+          "process", "sandbox", "template", "leaves", "protocol", "verdict", "clockcheck", "attempts", "timing",
+          "store", "cli", "report", "report_html", "roofline", "summary", "solutions", "suite", "static_checks",
+          "syntax", "techniques", "devices"}
 
 
 def _harness_graph() -> dict[str, set[str]]:

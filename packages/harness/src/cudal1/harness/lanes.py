@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -314,3 +315,50 @@ class Lane:
         self.close_template()
         self.close_reference_template()
         self.ref_failure = None
+
+
+def device_lanes(spec: LaneSpec, kind: str, gpus: Sequence[int], base_env: Mapping[str, str], *, lanes_per_gpu: int,
+                 spares: int, fork: bool, cpus_per_lane: int = 2) -> list[Lane]:
+    """A pool's lanes, each device's sharing one :class:`DeviceGate`.
+
+    ``kind`` ``"cuda"``: ``lanes_per_gpu`` lanes on each GPU index of ``gpus`` (``CUDA_VISIBLE_DEVICES`` pins each
+    lane to its GPU, through the physical index where the parent's own ``CUDA_VISIBLE_DEVICES`` renumbers them; each
+    lane ``cpus_per_lane`` cores of its own, :func:`lane_cpus`). ``kind`` ``"cpu"``: ``lanes_per_gpu`` lanes on the
+    CPU (no GPU visible), sharing one gate. ``spares``: candidate workers each lane starts ahead; ``fork``: workers
+    forked from warm templates."""
+    lanes: list[Lane] = []
+    if kind == "cuda":
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        physical = visible.split(",") if visible else None
+        for gi, g in enumerate(gpus):
+            gate = DeviceGate()
+            env = {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g), "CUDAL1_WARM_CUDA": "1"}
+            for j in range(lanes_per_gpu):
+                cpus = lane_cpus(gi * lanes_per_gpu + j, cpus_per_lane)
+                lanes.append(Lane(spec, "cuda:0", dict(env), spares, cpus=cpus, fork=fork, gate=gate,
+                                  name=f"gpu{g}.{j}"))
+    else:
+        gate = DeviceGate()
+        lanes = [Lane(spec, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares, fork=fork, gate=gate,
+                      name=f"cpu.{j}") for j in range(lanes_per_gpu)]
+    for gate in {id(ln.gate): ln.gate for ln in lanes}.values():
+        mine = [ln for ln in lanes if ln.gate is gate]
+        gate.quiesce, gate.resume = functools.partial(_quiesce, mine), functools.partial(_resume, mine)
+    return lanes
+
+
+def _quiesce(lanes: Sequence[Lane], timer: str) -> None:
+    """What lane ``timer`` waits for, holding the device: every lane's workers started ahead ready, retired ones
+    gone, and every other lane's loaded candidate stopped."""
+    for lane in lanes:
+        lane.quiesce()
+        if lane.name != timer:
+            lane.hold_still()
+
+
+def _resume(lanes: Sequence[Lane], timer: str) -> None:
+    """Lane ``timer``'s timing ended: the candidates :func:`_quiesce` stopped go on."""
+    for lane in lanes:
+        if lane.name != timer:
+            lane.let_go()
+

@@ -19,10 +19,10 @@
   3. one observed call of the candidate (reduced-precision ops, kernels launched: hints), last, because a
      profiler can leave a process slower;
   4. only when the reference drifted beyond its limit (and the clock check held): the drift re-check
-     (:func:`cudal1.harness.drift_recheck.drift_recheck`). The candidate's process is killed (with every process
-     of its sandbox), and the reference is timed again in paired rounds beside a *twin*, a fresh worker running the task's own reference;
-     the pair is rejected ``reference_drift`` only if the reference also ran slower beside the candidate than
-     beside its twin.
+     (:func:`cudal1.harness.drift_recheck.drift_recheck`). The candidate's process is killed (with every process of
+     its sandbox), and the reference is timed again in paired rounds beside a *twin*, a fresh worker running the
+     task's own reference; the pair is rejected ``reference_drift`` only if the reference also ran slower beside the
+     candidate than beside its twin.
 
 The pair's state and one paired round are :mod:`cudal1.harness.rounds`'s. Everything ends in
 :class:`cudal1.harness.verdict.Observations`; :func:`cudal1.harness.verdict.assemble`
@@ -74,10 +74,10 @@ def run_pair(ref: ReferenceSide, cand: WorkerProcess, task: Task, candidate: Can
              timed: Timed = nullcontext, twin_worker: Callable[[], WorkerProcess] | None = None) -> None:
     """Evaluate one pair, filling ``obs`` (the caller assembles the verdict). The timing phases (the paired rounds,
     the drift re-check's) run inside ``timed()``: the pool's lane holds the device alone there
-    (:meth:`cudal1.harness.gate.DeviceGate.timing`: no other lane's work, and the workers it started ahead have their
-    CUDA context: creating one while another process is timed disturbs the measurement). ``twin_worker()`` gives a fresh
-    candidate worker for the drift re-check (:func:`cudal1.harness.drift_recheck.drift_recheck`); without it a drift beyond the limit
-    rejects the pair at once."""
+    (:meth:`cudal1.harness.gate.DeviceGate.timing`: no other lane's work, and the workers it started ahead have
+    their CUDA context: creating one while another process is timed disturbs the measurement). ``twin_worker()``
+    gives a fresh candidate worker for the drift re-check (:func:`cudal1.harness.drift_recheck.drift_recheck`);
+    without it a drift beyond the limit rejects the pair at once."""
     run = PairRun(ref, cand, task, candidate, cfg, obs)
     run.timed = timed
     phases: dict[str, float] = {}

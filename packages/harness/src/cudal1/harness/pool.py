@@ -4,12 +4,12 @@
     results = pool.map([(task, cand), ...], store=ResultStore("run.sqlite"), on_result=print)
 
 Per lane (one GPU, or one CPU lane; ``lanes_per_gpu`` of them on each GPU): pairs of the same task run one after
-another beside one clean reference worker for that task (:class:`cudal1.harness.reference_side.ReferenceSide`, set up once),
-each candidate in a fresh sandboxed worker (started ahead as a spare). The lanes of one device share a
+another beside one clean reference worker for that task (:class:`cudal1.harness.reference_side.ReferenceSide`, set
+up once), each candidate in a fresh sandboxed worker (started ahead as a spare). The lanes of one device share a
 :class:`~cudal1.harness.gate.DeviceGate`: they set up references, load candidates and check them side by side, and
 each timing phase has the device (and the parent) alone. Builds of ``load_inline`` candidates run first, in
-parallel, in sandboxed CPU-only workers. With a store, pairs already in it are read back instead of re-run
-and each new result is written as soon as it exists (an interrupted run resumes).
+parallel, in sandboxed CPU-only workers. With a store, pairs already in it are read back instead of re-run and each
+new result is written as soon as it exists (an interrupted run resumes).
 
 The verdict of a pair is made by :mod:`cudal1.harness.pair` and :mod:`cudal1.harness.verdict`; this module
 only schedules.
@@ -17,7 +17,6 @@ only schedules.
 
 from __future__ import annotations
 
-import functools
 import os
 import queue
 import sys
@@ -25,19 +24,18 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import buildcache, sandbox
+from .builds import Builder
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
-from .gate import DeviceGate
-from .lanes import Lane, LaneSpec, lane_cpus
+from .lanes import Lane, LaneSpec, device_lanes
 from .novelty import same_source
 from .pair import run_pair
-from .process import WorkerGone, WorkerProcess, kill_all
+from .process import WorkerGone, kill_all
 from .reference_side import ReferenceSide
 from .static_checks import analyse
 from .syntax import syntax_problem
@@ -153,37 +151,27 @@ class EvalPool:
                 raise RuntimeError(f"GPU index {bad} not visible (visible: {[d['index'] for d in found]})")
             self.arch_list = ";".join(sorted({d["cc"] for d in found if d["index"] in use}))
             base_env["TORCH_CUDA_ARCH_LIST"] = self.arch_list
-            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-            physical = visible.split(",") if visible else None
-            self.lanes = []
-            for gi, g in enumerate(use):
-                gate = DeviceGate()
-                for j in range(lanes_per_gpu):
-                    i = gi * lanes_per_gpu + j
-                    self.lanes.append(Lane(
-                        spec, "cuda:0", {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
-                                         "CUDAL1_WARM_CUDA": "1"}, 3 if spares is None else spares,
-                        cpus=lane_cpus(i, cpus_per_lane), gate=gate, name=f"gpu{g}.{j}",
-                        fork=bool(fork_workers) and templates_supported()))  # None: started (not measured on a GPU)
+            self.lanes = device_lanes(spec, "cuda", use, base_env, lanes_per_gpu=lanes_per_gpu,
+                                      cpus_per_lane=cpus_per_lane, spares=3 if spares is None else spares,
+                                      fork=bool(fork_workers) and templates_supported())  # None: started on a GPU
         else:
-            fork = (fork_workers is None or fork_workers) and templates_supported()
-            gate = DeviceGate()
-            self.lanes = [Lane(spec, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares or 0, fork=fork,
-                               gate=gate, name=f"cpu.{j}") for j in range(cpu_lanes)]
-        for gate in {id(ln.gate): ln.gate for ln in self.lanes}.values():
-            lanes = [ln for ln in self.lanes if ln.gate is gate]
-            gate.quiesce, gate.resume = functools.partial(_quiesce, lanes), functools.partial(_resume, lanes)
+            self.lanes = device_lanes(spec, "cpu", [], base_env, lanes_per_gpu=cpu_lanes, spares=spares or 0,
+                                      fork=(fork_workers is None or fork_workers) and templates_supported())
         self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
         self.build_workers = build_workers or max(1, min(8, os.cpu_count() or 1))
         self.toolchain = _toolchain()
+        self.builder = Builder(self.config, self.cache_root, self.toolchain, self.arch_list, self.build_env,
+                               sandboxed=self.sandboxed, limits=self.limits, hidden=lambda: tuple(self.hidden),
+                               workers=self.build_workers)
         self._stopping = False
         self._store: Any = None
         self._run = ""
         self._store_lock = threading.Lock()
 
-    # -- caches -----------------------------------------------------------------------------------------
+    # -- caches and builds --------------------------------------------------------------------------------
     def build_key(self, candidate: Candidate) -> str:
-        return buildcache.build_key(candidate.source, self.toolchain, self.arch_list)
+        """The content key of ``candidate``'s extension build (:class:`~cudal1.harness.builds.Builder`)."""
+        return self.builder.key(candidate)
 
     def kernel_cache(self, candidate: Candidate) -> Path:
         """The persistent Triton/CuPy/inductor cache of this candidate source alone (keyed by its hash, so no
@@ -192,41 +180,10 @@ class EvalPool:
         after (:func:`cudal1.harness.buildcache.keep_cache`)."""
         return self.cache_root / "kernels" / candidate.hash[:32]
 
-    # -- builds -----------------------------------------------------------------------------------------
-    def _build_one(self, candidate: Candidate) -> dict[str, Any]:
-        key = self.build_key(candidate)
-        rec = buildcache.read_record(self.cache_root, key)
-        if rec is not None:
-            return rec
-        ext = buildcache.extensions_dir(self.cache_root, key)
-        ext.mkdir(parents=True, exist_ok=True)
-        w = WorkerProcess("candidate", {**self.build_env, "TORCH_EXTENSIONS_DIR": str(ext)},
-                          sandboxed=self.sandboxed, writable=[ext], hidden=self.hidden, limits=self.limits)
-        t0 = time.monotonic()
-        try:
-            rep = w.request("build", {"candidate_source": candidate.source, "extensions_dir": str(ext)},
-                            self.config.compile_timeout_s)
-            rec = {"status": rep.built_status, "reason": rep.reason, "seconds": rep.seconds}
-        except WorkerGone as e:
-            status = "failed" if e.ended == "timeout" else "not_built"
-            rec = {"status": status, "reason": f"build {e.ended}: {e.detail}", "seconds": time.monotonic() - t0}
-        rec["log_tail"] = w.log_tail()[-1500:]
-        w.close()
-        if rec.get("status") in ("ok", "failed"):
-            buildcache.write_record(self.cache_root, key, rec)
-        return rec
-
     def build_all(self, candidates: Iterable[Candidate]) -> dict[str, dict[str, Any]]:
-        """Compile every candidate that builds extensions, in parallel, once per content key."""
-        todo: dict[str, Candidate] = {}
-        for c in candidates:
-            if buildcache.needs_build(c.source) and not syntax_problem(c.source):
-                todo.setdefault(self.build_key(c), c)
-        if not todo:
-            return {}
-        with ThreadPoolExecutor(self.build_workers) as ex:
-            recs = list(ex.map(self._build_one, todo.values()))
-        return dict(zip(todo.keys(), recs, strict=True))
+        """Compile every candidate that builds extensions, in parallel, once per content key
+        (:meth:`cudal1.harness.builds.Builder.build_all`)."""
+        return self.builder.build_all(candidates)
 
     # -- one pair ---------------------------------------------------------------------------------------
     def _run_on_lane(self, lane: Lane, task: Task, candidate: Candidate, remaining: int = 0,
@@ -481,22 +438,6 @@ class EvalPool:
         if errors:
             raise errors[0]
         return [r for r in results if r is not None]
-
-
-def _quiesce(lanes: Sequence[Lane], timer: str) -> None:
-    """What lane ``timer`` waits for, holding the device: every lane's workers started ahead ready, retired ones
-    gone, and every other lane's loaded candidate stopped."""
-    for lane in lanes:
-        lane.quiesce()
-        if lane.name != timer:
-            lane.hold_still()
-
-
-def _resume(lanes: Sequence[Lane], timer: str) -> None:
-    """Lane ``timer``'s timing ended: the candidates :func:`_quiesce` stopped go on."""
-    for lane in lanes:
-        if lane.name != timer:
-            lane.let_go()
 
 
 _WARNED: set[str] = set()

@@ -28,7 +28,8 @@ BATCH_TARGET_MS = {"cuda": 20.0, "cpu": 8.0}  #: reported time of one batch of o
 #: most calls a batch: on CPU many for a fast task, so that a batch's fixed protocol time (messages, stopping the
 #: worker) is spread thin against its calls (issue 40); never more than ``cfg.input_sets``
 MAX_CALLS = {"cuda": 32, "cpu": 32}
-CPU_BATCH_BYTES = 256 << 20  #: CPU: the inputs and outputs of one batch of one worker, at most (when more than one call)
+#: CPU: the inputs and outputs of one batch of one worker, at most (when more than one call)
+CPU_BATCH_BYTES = 256 << 20
 COMMIT_MAX_BYTES = 64 << 20  #: a committed batch's outputs, at most (see ReferenceSide.commit)
 MEMORY_SHARE = 0.35  #: of a worker's free GPU memory its batch's inputs and outputs may take
 #: of the GPU's memory, what two workers may hold together (model, a batch's inputs and outputs, one call's peak)
@@ -59,11 +60,11 @@ class ReferenceSide:
     def commit(self) -> bool:
         """Whether timed batches are committed (CPU): each worker writes every value of its batch's outputs to its
         outbox inside the parent's clocked window, is stopped before the window closes, and the parent digests the
-        values itself while it is stopped (:func:`cudal1.harness.rounds.paired_round`). The digests then stay off the clock, where on a tiny CPU
-        task they took several times the call, and the noise of that protocol time was room to hide work in (issue
-        40, benchmarks/results/2026-12-05-library-docstring-figures.md). Off on CUDA (the digest is one fused kernel
-        there, and values would cross to the host) and for outputs larger than :data:`COMMIT_MAX_BYTES` a batch or
-        not :func:`~cudal1.harness.leaves.committable`."""
+        values itself while it is stopped (:func:`cudal1.harness.rounds.paired_round`). The digests then stay off
+        the clock, where on a tiny CPU task they took several times the call, and the noise of that protocol time
+        was room to hide work in (issue 40, benchmarks/results/2026-12-05-library-docstring-figures.md). Off on CUDA
+        (the digest is one fused kernel there, and values would cross to the host) and for outputs larger than
+        :data:`COMMIT_MAX_BYTES` a batch or not :func:`~cudal1.harness.leaves.committable`."""
         return (self.device == "cpu" and hasattr(signal, "SIGSTOP") and committable(self.setup.leaves)
                 and self.n * self.setup.out_bytes <= COMMIT_MAX_BYTES)
 
