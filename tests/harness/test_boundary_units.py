@@ -477,7 +477,7 @@ def test_cpu_batches_are_cut_to_be_committed():
 
 
 def test_lane_cpus_pin_by_default_and_leave_the_first_cores_to_the_parent(monkeypatch):
-    from cudal1.harness import pool
+    from cudal1.harness import lanes as pool
 
     monkeypatch.setattr(pool.os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
     monkeypatch.delenv("CUDAL1_PIN_CPUS", raising=False)
@@ -489,6 +489,24 @@ def test_lane_cpus_pin_by_default_and_leave_the_first_cores_to_the_parent(monkey
     monkeypatch.setattr(pool.os, "sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)
     monkeypatch.delenv("CUDAL1_PIN_CPUS")
     assert pool.lane_cpus(0) is None  # too few cores: no pinning rather than a lane squeezed onto the parent's
+
+
+def test_several_lanes_per_gpu_share_its_gate_and_get_cores_of_their_own(monkeypatch):
+    from cudal1.harness import EvalConfig, lanes
+    from cudal1.harness.sandbox import Limits
+
+    monkeypatch.setattr(lanes.os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
+    monkeypatch.delenv("CUDAL1_PIN_CPUS", raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
+    spec = lanes.LaneSpec(config=EvalConfig(device="cpu"), sandboxed=False, limits=Limits(memory_bytes=1 << 30),
+                          reference_env={}, hidden=lambda: (), on_reference=lambda side: None)
+    made = lanes.device_lanes(spec, "cuda", [0, 1], {}, lanes_per_gpu=2, spares=0, fork=False, cpus_per_lane=3)
+    assert [ln.name for ln in made] == ["gpu0.0", "gpu0.1", "gpu1.0", "gpu1.1"]
+    assert [ln.limits.cpus for ln in made] == [(2, 3, 4), (5, 6, 7), (8, 9, 10), (11, 12, 13)]
+    assert [ln.env["CUDA_VISIBLE_DEVICES"] for ln in made] == ["5", "5", "7", "7"]  # physical indices
+    assert made[0].gate is made[1].gate and made[2].gate is made[3].gate and made[0].gate is not made[2].gate
+    cpu = lanes.device_lanes(spec, "cpu", [], {}, lanes_per_gpu=3, spares=0, fork=False)
+    assert len({id(ln.gate) for ln in cpu}) == 1 and all(ln.limits.cpus is None for ln in cpu)
 
 
 def test_both_workers_get_the_same_fixed_allocator_settings(monkeypatch):

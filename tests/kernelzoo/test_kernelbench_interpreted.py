@@ -322,6 +322,8 @@ def _changed_block(block: str, tmp_path: Path, only: str | None = None, double: 
 OWN_TESTS = {
     ("direct_conv", "softplus"): ("test_direct_conv_block.py", "softplus"),  # the set's Mish files use mish()
     ("small_conv", "_line_conv_kernel"): ("test_small_conv_block.py", "conv_transpose1d"),  # the set: depthwise only
+    # reached only by 26_ShuffleNet, about 35 s in the interpreter: tested on its own below
+    ("shufflenet", "_bn_relu_mean_kernel"): ("test_kernelbench_interpreted.py", "bn_relu_mean"),
 }
 BLOCK_KERNELS = [(b, fn) for b, users in sorted(BLOCK_USERS.items()) if users
                  for fn in jit_functions((BLOCKS / f"{b}.py").read_text(encoding="utf-8")) if (b, fn) not in OWN_TESTS]
@@ -332,6 +334,17 @@ def test_block_kernels_left_to_their_own_tests_are_there():
         assert kernel in jit_functions((BLOCKS / f"{block}.py").read_text(encoding="utf-8")), (block, kernel)
         text = (Path(__file__).parent / test_file).read_text(encoding="utf-8")
         assert f"{block}" in text and entry in text and "interpret" in text.lower(), (test_file, entry)
+
+
+def _users_first(block: str, kernel: str) -> list[str]:
+    """``block``'s users, those that call a host function of the block that launches ``kernel`` (or calls it, for a
+    device helper) first: the others would run whole models in the interpreter for nothing."""
+    tree = ast.parse((BLOCKS / f"{block}.py").read_text(encoding="utf-8"))
+    hosts = {fn.name for fn in tree.body if isinstance(fn, ast.FunctionDef)
+             and not any("jit" in ast.unparse(d) for d in fn.decorator_list)
+             and any(isinstance(n, ast.Name) and n.id == kernel for n in ast.walk(fn))}
+    users = BLOCK_USERS[block]
+    return sorted(users, key=lambda k: not any(h in FILES[k].read_text(encoding="utf-8") for h in hosts))
 
 
 @pytest.mark.parametrize("block, kernel", BLOCK_KERNELS, ids=[f"{b}.{fn}" for b, fn in BLOCK_KERNELS])
@@ -346,7 +359,7 @@ def test_a_changed_block_kernel_fails_a_solution_that_uses_it(block, kernel, tas
     for double in (False, True):
         monkeypatch.setitem(sys.modules, f"cudal1.kernelzoo.blocks.{block}",
                             _changed_block(block, tmp_path / f"x2-{double}", kernel, double))
-        for key in BLOCK_USERS[block]:
+        for key in _users_first(block, kernel):
             name = task_of(key)
             if missing_imports(tasks[name].source):
                 continue
@@ -360,3 +373,28 @@ def test_a_changed_block_kernel_fails_a_solution_that_uses_it(block, kernel, tas
                 return
     pytest.fail(f"blocks/{block}.py: {kernel}'s stored values changed (+1, then x2) and every user still matched "
                 f"its reference: {sorted(set(tried))}")
+
+
+def test_shufflenet_bn_relu_mean_runs_interpreted_and_a_changed_store_fails(tmp_path, monkeypatch):
+    """``blocks.shufflenet.bn_relu_mean`` (relu(bn(a)).mean((2, 3)), 26_ShuffleNet's head) against PyTorch on a small
+    input that claims to be on the GPU; with its kernel's stores changed by +1 it no longer matches."""
+    import torch.nn.functional as F
+
+    from cudal1.kernelzoo.blocks import shufflenet
+
+    gen = torch.Generator().manual_seed(3)
+    bn = torch.nn.BatchNorm2d(5).eval()
+    with torch.no_grad():
+        for t in (bn.running_mean, bn.weight, bn.bias):
+            t.copy_(torch.randn(5, generator=gen))
+        bn.running_var.copy_(torch.rand(5, generator=gen) + 0.5)
+    a = torch.randn(2, 5, 7, 9, generator=gen)
+    want = F.relu(F.batch_norm(a, bn.running_mean, bn.running_var, bn.weight, bn.bias, False, 0.0, bn.eps)).mean((2, 3))
+    launches = _Launches(monkeypatch)
+    got = _plain(shufflenet.bn_relu_mean(_claiming(a), bn))
+    assert launches.n == 1
+    cmp = compare_outputs(got, want)
+    assert cmp.ok, cmp.reason
+    changed = _changed_block("shufflenet", tmp_path, "_bn_relu_mean_kernel")
+    assert not compare_outputs(_plain(changed.bn_relu_mean(_claiming(a), bn)), want).ok
+

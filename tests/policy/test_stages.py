@@ -25,6 +25,10 @@ SIZES = {"relu": {"BATCH": 8, "DIM": 64}, "softmax": {"BATCH": 4, "DIM": 33}}
 RIGHT = ("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
          "    def forward(self, x):\n        return x.clamp_min(0)\n")
 WRONG = RIGHT.replace("clamp_min(0)", "clamp_min(0.5)")
+#: for a correct candidate that must read verified on two cores: rounds enough for the parent's clock to resolve a
+#: relu of 128 x 2048 or more (with 10-30 rounds a noisy VM left 6 of 8 such pairs ``timing_unresolved`` on
+#: 2026-12-06; with 30-120, 0 of 4), and a second attempt
+RESOLVING = FAST.replace(time_budget_s=1.0, min_rounds=30, max_rounds=120, attempts=2)
 
 
 def respond(code: str) -> str:
@@ -42,7 +46,7 @@ def test_reward_with_the_real_harness(tmp_path):
     # correct candidate was once paid -0.5 in a full-suite run of 2026-12-04 (incorrect, timeout or unverified: the
     # run did not say which; timing_unresolved is the likeliest), so a failure now prints the statuses and flags
     relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 128, "DIM": 2048}})
-    cfg = FAST.replace(time_budget_s=0.2, min_rounds=10, max_rounds=30, attempts=2)
+    cfg = RESOLVING
     store = ResultStore(tmp_path / "r.sqlite")
     with LocalEvaluator(cfg, store=store) as ev:
         reward = HarnessReward(tasks={t.name: t for t in relu}, evaluate=ev.evaluate, eval_config=cfg, store=store,
@@ -70,11 +74,10 @@ class Teacher:
 def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path, tasks):
     """Kept: verified and not the reference handed back (x.relu() runs the reference's own ATen op: a copy that
     would teach copying); the twin clamp(min=0) is a rewrite and is kept."""
-    # a relu large enough for the parent's clock to resolve its time on a CPU (8 x 64 takes a few microseconds a call,
-    # under the clock's noise: such a figure is timing_unresolved, not verified, and would not be kept). Its batches
-    # free 128 MiB: with the workers' old allocator settings some candidate processes handed that back to the kernel
-    # after every batch and were rejected at 5x the reference's time (benchmarks/results/2026-12-05-allocator-faults-cpu.md)
-    relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 512, "DIM": 2048}})[0]
+    # a relu large enough, and rounds enough (RESOLVING), for the parent's clock to resolve its time on a CPU (8 x 64
+    # takes a few microseconds a call, under the clock's noise: such a figure is timing_unresolved, not verified, and
+    # would not be kept); the spares below are asked only if one correct answer is left unresolved all the same
+    relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 128, "DIM": 2048}})[0]
     teacher = Teacher(["prose only", f"```python\n{WRONG}```", f"```python\n{RIGHT}```", f"```python\n{RIGHT}```",
                        f"```python\n{RIGHT.replace('clamp_min(0)', 'relu()')}```",
                        f"```python\n{RIGHT.replace('clamp_min(0)', 'clamp(min=0)')}```"]
@@ -83,7 +86,7 @@ def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path, tasks):
                       + [f"```python\n{RIGHT.replace('x.clamp_min(0)', spare)}```"
                          for spare in ("x.clamp(0)", "torch.clamp_min(x, 0)")] + ["never asked"])
     out = tmp_path / "teacher.jsonl"
-    with LocalEvaluator(FAST.replace(time_budget_s=0.4, min_rounds=10, max_rounds=30, attempts=2)) as ev:
+    with LocalEvaluator(RESOLVING) as ev:
         report = collect([relu], [teacher], ev.evaluate, out, max_attempts=20, successes=2)
     statuses = dict(report.statuses["relu"])
     unresolved = statuses.pop("ok but timing_unresolved", 0)
