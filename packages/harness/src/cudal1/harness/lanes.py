@@ -9,8 +9,8 @@ import collections
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from .config import EvalConfig
@@ -235,11 +235,9 @@ class Lane:
         """A section of this lane's work (shared with the other lanes of its device; :meth:`DeviceGate.work`)."""
         return self.gate.work(self.name)
 
-    @contextmanager
-    def timed(self) -> Iterator[None]:
+    def timed(self) -> AbstractContextManager[None]:
         """The device alone for one of this lane's timing phases (:meth:`DeviceGate.timing`)."""
-        with self.gate.timing(self.name):
-            yield
+        return self.gate.timing(self.name)
 
     def prestart_one(self) -> None:
         """Make sure one candidate worker (a forking lane: its template) is starting (even on a lane that keeps no
