@@ -29,8 +29,6 @@ SIZES = {"relu": {"BATCH": 8, "DIM": 64}, "softmax": {"BATCH": 4, "DIM": 33}}
 RIGHT = ("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
          "    def forward(self, x):\n        return x.clamp_min(0)")
 WRONG = RIGHT.replace("clamp_min(0)", "clamp_min(0.5)")
-#: a correct relu that must read verified on two cores: rounds enough for the parent's clock (as in test_stages.py)
-RESOLVING = FAST.replace(time_budget_s=1.0, min_rounds=30, max_rounds=120, attempts=2)
 
 
 def respond(code: str) -> str:
@@ -68,17 +66,17 @@ def assert_best_is_the_improving_one(out, task, source):
     return entry
 
 
-def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_path, openai_server):
+def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_path, tasks, openai_server):
     """relu gets a correct ModelNew, a wrong one and prose; softmax only prose. One round, then a second on
     the same folder: only round 2 asks the server, and repeats of stored sources are not evaluated again.
 
-    The correct relu must read verified: at 8 x 64 (calls of microseconds) the parent's clock cannot resolve it on two
-    cores and it read ``timing_unresolved`` now and then (twice on 2026-12-05, once in a full suite on a quiet
-    machine), so this test takes a relu the clock resolves, with a second attempt, and rounds enough: at 128 x 2048
-    with 10-30 rounds a noisy 2-core VM left 6 of 8 pairs unresolved on 2026-12-06 (a full suite failed here), with
-    30-120 rounds none of 4 (:data:`RESOLVING`)."""
-    tasks = select_tasks("builtin", ["relu", "softmax"], {**SIZES, "relu": {"BATCH": 128, "DIM": 2048}})
-    cfg = RESOLVING
+    The search follows the harness's verdict, whatever the machine made of the correct relu's timing: verified,
+    it is round 2's exemplar and parent; left unverified by the clock's noise (``timing_unresolved``: a call of
+    microseconds on a loaded 2-core runner, CI 2026-12-06 even at 128 x 2048 with 30-120 rounds), the reference stays
+    the exemplar. Which of the two happens is the machine's; what the search does with each is checked here, and
+    both paths, deterministically, with scripted verdicts in
+    :func:`test_best_is_the_fastest_verified_and_one_pool_serves_all_rounds`."""
+    cfg = FAST
     script = {"relu": [respond(RIGHT), respond(WRONG), "I would use a CUDA kernel."],
               "softmax": ["no code, sorry"] * 3}
     openai_server.reply = lambda body, i: script[task_of(body)][i]
@@ -93,7 +91,7 @@ def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_pa
     # before any success the reference (as ModelNew) is the one exemplar: it is the parent
     relu = tasks[0]
     ref_hash = Candidate(reference_as_modelnew(relu.source)).hash
-    assert "score 1.00" in body["messages"][0]["content"] and "BATCH = 128" in body["messages"][0]["content"]
+    assert "score 1.00" in body["messages"][0]["content"] and "BATCH = 8" in body["messages"][0]["content"]
 
     entry = assert_best_is_the_improving_one(out, "relu", RIGHT)
     assert not (out / "best" / "softmax.py").exists()
@@ -103,30 +101,37 @@ def test_search_with_the_real_harness_keeps_the_verified_best_and_resumes(tmp_pa
         assert entry["baseline"] == "eager" and entry["device"] == "cpu" and entry["file"] == "best/relu.py"
     assert first.best["relu"] == entry
 
+    with ResultStore(out / "results.sqlite") as store:
+        rows = list(store.rows())
+    assert sorted((r.status, m["run"], m["candidate_source"]) for r, m in rows) == [
+        ("incorrect", "search:round1", WRONG), ("ok", "search:round1", RIGHT)]
+    right = next(r for r, m in rows if m["candidate_source"] == RIGHT)
+    # verified, or left unverified only by the clock's noise on this machine (never by a finding about the code)
+    assert right.verified or set(right.flags) & {"timing_unresolved", "reference_slowed"}, right.flags
     h = history(out)
     assert [(x["round"], x["task"], x["status"]) for x in h] == [
         (1, "relu", "ok"), (1, "relu", "incorrect"), (1, "relu", "no_code"),
         (1, "softmax", "no_code"), (1, "softmax", "no_code"), (1, "softmax", "no_code")]
-    assert h[0]["parents"] == [ref_hash] and h[0]["verified"] is True and h[0]["candidate_hash"] == Candidate(RIGHT).hash
+    assert h[0]["parents"] == [ref_hash] and h[0]["candidate_hash"] == Candidate(RIGHT).hash
+    assert h[0]["verified"] is right.verified and h[0]["flags"] == list(right.flags)
     assert h[1]["verified"] is False and h[1]["speedup"] is None and h[1]["reason"]
     assert h[2]["candidate_hash"] is None and "code" in h[2]["reason"].lower()
-    store = ResultStore(out / "results.sqlite")
-    rows = list(store.rows())
-    assert sorted((r.status, m["run"], m["candidate_source"]) for r, m in rows) == [
-        ("incorrect", "search:round1", WRONG), ("ok", "search:round1", RIGHT)]
-    store.close()
     assert json.loads((out / "state.json").read_text())["rounds_done"] == 1
-    assert any(re.match(r"round 1/1\s+relu\s+candidates 3 \(code 2, new 2\)\s+ok 1\s+verified 1\s+best", x)
-               for x in lines)
+    verified_count = int(right.verified)
+    assert any(re.match(rf"round 1/1\s+relu\s+candidates 3 \(code 2, new 2\)\s+ok 1\s+verified {verified_count}\s",
+                        x) for x in lines), lines
 
     second = contrastive_search(tasks, backend(openai_server), out, eval_config=cfg,
                                 config=SearchConfig(rounds=2, candidates=3, seed=7))
     assert second.rounds_run == [2] and len(openai_server.requests) == 4  # only round 2 asked
     prompt2 = openai_server.requests[2]["body"]["messages"][0]["content"]
-    assert "clamp_min(0)" in prompt2 and "clamp_min(0.5)" not in prompt2  # the verified one is the exemplar
+    assert "clamp_min(0.5)" not in prompt2  # a wrong answer is never an exemplar
     h2 = [x for x in history(out) if x["round"] == 2]
     assert [x["status"] for x in h2 if x["task"] == "relu"] == ["duplicate", "duplicate", "no_code"]
-    assert h2[0]["parents"] == [Candidate(RIGHT).hash]
+    if right.verified:  # the verified one is the exemplar and the parent
+        assert "clamp_min(0)" in prompt2 and h2[0]["parents"] == [Candidate(RIGHT).hash]
+    else:  # an unverified figure is never shown: the reference stays the one exemplar
+        assert "clamp_min(0)" not in prompt2 and h2[0]["parents"] == [ref_hash]
     with ResultStore(out / "results.sqlite") as store:
         assert len(store.results()) == 2  # nothing evaluated twice
     assert_best_is_the_improving_one(out, "relu", RIGHT)
