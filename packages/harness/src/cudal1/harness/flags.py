@@ -71,8 +71,8 @@ _FLAGS = (
          "of itself it also ran slower than that copy: something outside the pair (another process, the machine's "
          "load) slowed the reference's process, so the speedup is inflated and not trusted"),
     Flag("timing_unresolved", "suspect", "the parent's clock could not resolve the candidate's time per call: the "
-         "noise of its batches beside the reference's (the machine's load, on a call this short) was more than a "
-         "quarter of it, room in which reported times could hide work"),
+         "noise of its batches beside the reference's (the machine's load, on a call this short) was more than "
+         "half of it, room in which reported times could hide work"),
     # -- measurement: how the figure was taken --------------------------------------------------------------
     Flag("timing_unstable", "measurement", "bucket means spread more than the limit in every attempt"),
     Flag("gpu_throttled", "measurement", "NVML reported thermal or power slowdown during timing"),
