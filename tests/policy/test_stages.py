@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from cudal1.harness import EvalConfig, EvalResult, ResultStore
+from cudal1.harness.flags import kind_of
 from cudal1.policy.collection import collect
 from cudal1.policy.evaluators import LocalEvaluator
 from cudal1.policy.pipeline import train
@@ -25,15 +26,8 @@ SIZES = {"relu": {"BATCH": 8, "DIM": 64}, "softmax": {"BATCH": 4, "DIM": 33}}
 RIGHT = ("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
          "    def forward(self, x):\n        return x.clamp_min(0)\n")
 WRONG = RIGHT.replace("clamp_min(0)", "clamp_min(0.5)")
-#: for correct candidates that should read verified on two cores: rounds enough for the parent's clock to resolve a
-#: relu of 128 x 2048 or more (with 10-30 rounds a noisy VM left 6 of 8 such pairs ``timing_unresolved`` on
-#: 2026-12-06; with 30-120, 0 of 4), and a second attempt
-RESOLVING = FAST.replace(time_budget_s=1.0, min_rounds=30, max_rounds=120, attempts=2)
 #: suspect flags that say the machine's noise, not the candidate's code, kept a correct result from being verified
 NOISE_FLAGS = frozenset({"timing_unresolved", "reference_slowed"})
-#: correct relus a scripted teacher keeps in reserve, each a distinct source
-SPARES = ("x.clamp(0)", "torch.clamp_min(x, 0)", "torch.clamp(x, min=0)", "x.clamp_min(0.0)",
-          "torch.maximum(x, torch.zeros_like(x))")
 
 
 def respond(code: str) -> str:
@@ -83,36 +77,55 @@ class Teacher:
         return [[self.answers.pop(0) if self.answers else "no more scripted answers"] for _ in prompts]
 
 
-def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path, tasks):
-    """Kept: verified and not the reference handed back (x.relu() runs the reference's own ATen op: a copy that
-    would teach copying); the twin clamp(min=0) is a rewrite and is kept."""
-    # a relu large enough, and rounds enough (RESOLVING), for the parent's clock to resolve its time on a CPU (8 x 64
-    # takes a few microseconds a call, under the clock's noise: such a figure is timing_unresolved, not verified, and
-    # would not be kept); the spares below are asked only if one correct answer is left unresolved all the same
-    relu = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 128, "DIM": 2048}})[0]
-    teacher = Teacher(["prose only", f"```python\n{WRONG}```", f"```python\n{RIGHT}```", f"```python\n{RIGHT}```",
-                       f"```python\n{RIGHT.replace('clamp_min(0)', 'relu()')}```",
-                       f"```python\n{RIGHT.replace('clamp_min(0)', 'clamp(min=0)')}```"]
-                      # spares, asked only when the machine's noise left a correct answer unverified (CI, 2026-12-06:
-                      # one of the two was `ok but timing_unresolved` on a loaded runner); such an answer is not kept
-                      + [f"```python\n{RIGHT.replace('x.clamp_min(0)', spare)}```" for spare in SPARES] + ["never asked"])
+def mm(expr: str) -> str:
+    """A teacher's answer for the matrix product task: a ModelNew returning ``expr`` of ``a`` and ``b``."""
+    return ("```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n"
+            f"        super().__init__()\n    def forward(self, a, b):\n        return {expr}\n```")
+
+
+def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path):
+    """Kept: verified and not the reference handed back (``torch.mm`` runs the reference's own ATen op: a copy that
+    would teach copying); the einsum twin is a rewrite and is kept.
+
+    A 256 x 256 matrix product (about 1 ms a call on one core, against a protocol of small inputs and one 256 KB
+    output) rather than a relu: the parent's clock left a correct relu of 128 x 2048 ``timing_unresolved`` (not
+    verified, not kept) 6 times of 8 in a full suite on the 2-core VM (2026-12-06), with 30-120 rounds; a matrix
+    product read verified 6 of 6 quiet, 4-5 of 6 under two burner processes, with 10 rounds. What the machine's noise
+    leaves unverified is never kept (a spare is asked instead); anything else is a finding and fails the test."""
+    task = select_tasks("builtin", ["matmul_square"], {"matmul_square": {"N": 256}})[0]
+    spares = ["torch.bmm(a[None], b[None])[0]", "torch.tensordot(a, b, dims=1)", "torch.mm(a, b.t().contiguous().t())",
+              "torch.matmul(a.unsqueeze(0), b).squeeze(0)", "(a[None] @ b[None])[0]"]
+    right, copy, twin = "(b.t() @ a.t()).t()", "torch.mm(a, b)", "torch.einsum('ik,kj->ij', a, b)"
+    teacher = Teacher(["prose only", mm("a @ b.t()"), mm(right), mm(right), mm(copy), mm(twin)]
+                      + [mm(e) for e in spares] + ["never asked"])  # spares: asked only after noise
+    evaluated: list[tuple[str, EvalResult]] = []
     out = tmp_path / "teacher.jsonl"
-    with LocalEvaluator(RESOLVING) as ev:
-        report = collect([relu], [teacher], ev.evaluate, out, max_attempts=20, successes=2)
-    statuses = dict(report.statuses["relu"])
-    noisy = {k: n for k, n in statuses.items() if k.startswith("ok but ") and set(k[7:].split("+")) <= NOISE_FLAGS}
-    unresolved = sum(noisy.values())
-    for k in noisy:
-        del statuses[k]
-    assert unresolved <= len(SPARES) and report.kept == {"relu": 2} and report.attempts == {"relu": 6 + unresolved}, (
-        report.kept, report.statuses)
-    assert statuses == {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1, "same_as_reference": 1}
-    assert "relu()" not in (tmp_path / "teacher.jsonl").read_text()
+    with LocalEvaluator(FAST.replace(attempts=2)) as ev:
+        def evaluate(pairs, *, run=""):
+            results = ev.evaluate(pairs, run=run)
+            evaluated.extend((c.source, r) for (_, c), r in zip(pairs, results, strict=True))
+            return results
+
+        report = collect([task], [teacher], evaluate, out, max_attempts=20, successes=2)
+    seen = [(src.splitlines()[-1].strip(), r.status, sorted(r.flags)) for src, r in evaluated]
+    noisy = [(src, r) for src, r in evaluated if r.status == "ok" and not r.verified]
+    for _, r in noisy:  # left unverified only by the machine's noise, never by a finding about the code
+        assert {f for f in r.flags if kind_of(f) != "measurement" and kind_of(f) != "descriptive"} <= NOISE_FLAGS, seen
+    copy_verified = next(r.verified for src, r in evaluated if copy in src)
+    expected = {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1} | ({"same_as_reference": 1} if copy_verified else {})
+    for _, r in noisy:
+        key = "ok but " + "+".join(f for f in r.flags if kind_of(f) in ("reject", "suspect", "task"))
+        expected[key] = expected.get(key, 0) + 1
+    retried = sum(1 for src, _ in noisy if copy not in src)  # each correct answer left unverified costs a spare
+    assert retried <= len(spares), seen
+    assert report.kept == {task.name: 2} and report.attempts == {task.name: 6 + retried}, (report, seen)
+    assert report.statuses[task.name] == expected, seen
+    assert "torch.mm(a, b)" not in out.read_text()
     examples = read_jsonl(out)
     assert len(examples) == 4 and {e["origin"] for e in examples} == {"teacher:scripted"}
     with LocalEvaluator(FAST) as ev:
-        capped = collect([relu], [Teacher(["no"] * 3)], ev.evaluate, tmp_path / "b.jsonl", max_attempts=3)
-    assert capped.attempts == {"relu": 3} and capped.kept == {"relu": 0}
+        capped = collect([task], [Teacher(["no"] * 3)], ev.evaluate, tmp_path / "b.jsonl", max_attempts=3)
+    assert capped.attempts == {task.name: 3} and capped.kept == {task.name: 0}
 
 
 def tiny_recipe(**over) -> Recipe:
