@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from cudal1.harness import Candidate, EvalPool, Task
+from cudal1.harness import Candidate, EvalPool, EvalResult, Task
+from cudal1.harness.flags import flags_of_kind
 from cudal1.harness.sandbox import detect
 from cudal1.harness.template import templates_supported
 
@@ -36,6 +37,14 @@ needs_sandbox = pytest.mark.skipif(not SANDBOX.available and not REQUIRED,
                                    reason=f"no OS sandbox here: {SANDBOX.reason}")
 SECRET = "cudal1-planted-secret-5e1f"
 DAEMON_MARK = b"cudal1-fixture-daemon-7f3a"
+#: suspect flags that say the machine's noise hid the figure (a call of 0.035 ms beside another lane on two cores), not
+#: a finding about the candidate: a legitimate twin may carry them (as in test_integrity.py)
+NOISE_FLAGS = frozenset({"timing_unresolved", "reference_slowed"})
+
+
+def trusted_but_for_noise(res: EvalResult) -> bool:
+    """``ok``, and verified but for :data:`NOISE_FLAGS`: no flag of kind reject, suspect or task besides them."""
+    return res.status == "ok" and not (set(res.flags) & flags_of_kind("reject", "suspect", "task")) - NOISE_FLAGS
 
 
 def test_sandbox_is_available_where_required():
@@ -203,7 +212,7 @@ def test_forged_messages_through_the_stack_fail_the_pair(verdicts):
     assert res.status == "rejected" and "protocol_violation" in res.flags, (res.status, res.reason)
     assert res.speedup is None
     twin = verdicts[0]["prints_verdicts"]
-    assert twin.status == "ok" and twin.verified, (twin.status, twin.reason, twin.flags)
+    assert trusted_but_for_noise(twin), (twin.status, twin.reason, twin.flags)
     assert "speedup 77x" in twin.log_tail  # it printed; nothing printed is read
 
 
@@ -223,7 +232,7 @@ def test_global_state_of_the_candidate_process_does_not_slow_the_reference(verdi
     # reference runs in its own clean process and the candidate is as fast as it really is
     assert not (res.status == "ok" and res.speedup > 2.5), (res.status, res.speedup, res.reason, res.timing)
     twin = verdicts[0][CASES[name]]
-    assert twin.status == "ok" and twin.verified, (twin.status, twin.reason, twin.flags)
+    assert trusted_but_for_noise(twin), (twin.status, twin.reason, twin.flags)
 
 
 @needs_sandbox
