@@ -52,9 +52,10 @@ SIGMAS = 4.0  #: robust standard errors of the median excess
 #: 2 GB task, inputs and digests, takes 4-6 ms a call against 1-2 ms of work), and 0.09-0.38 on launch-bound
 #: KernelBench tasks (2026-11-29 stores; benchmarks/results/2026-12-04-harness-timing-h200.md). CPU: 0.1. With 0.25 a
 #: candidate reporting its 0.035 ms calls as 0.001 ms read 1.66x, verified (same code as the reference, resolved,
-#: unstable; CI's 2-core runner, 2026-12-06): the cap is all it may hide, and a forged constant time does not share
-#: the reference's noise. Honest CPU pairs of the 2-core VM had excesses within 0.1 of the call quiet (-0.014 to
-#: +0.006 ms on 0.03-0.24 ms calls, 2026-12-06), once 0.33 (self-pair, 0.19 ms: 0.88x, 0.83x with 0.1)
+#: unstable; CI's 2-core runner, 2026-12-06): a forged constant time does not share the reference's noise, so the cap
+#: is what it gains, times that noise. Honest CPU pairs of the 2-core VM had excesses of -0.014 to +0.003 ms quiet on
+#: 0.03-0.24 ms calls, once +0.064 ms on a 0.19 ms self-pair (0.88x; 0.83x by its figures with 0.1)
+#: (benchmarks/results/2026-12-06-clock-margin-cap-cpu.md)
 MARGIN_CAP = {"cpu": 0.1, "cuda": 0.25}
 RESOLUTION = {"cpu": 0.5, "cuda": 0.5}
 FLOOR_MS = {"cuda": 0.02, "cpu": 1.0}  #: per call, for rejecting only (the excess is charged whatever its size):
