@@ -5,6 +5,7 @@ the candidate's own ``compile_error`` from then on (:mod:`cudal1.harness.pool`).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,13 @@ from .process import WorkerGone, WorkerProcess
 from .sandbox import Limits
 from .syntax import syntax_problem
 from .types import Candidate
+
+
+def toolchain() -> str:
+    """What a build depends on besides its source and the GPUs: torch, CUDA and Python versions."""
+    import torch
+
+    return f"torch={torch.__version__};cuda={torch.version.cuda};py={sys.version_info[:2]}"
 
 
 class Builder:

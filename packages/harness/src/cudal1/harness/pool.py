@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import buildcache, sandbox
-from .builds import Builder
+from .builds import Builder, toolchain
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
 from .lanes import Lane, LaneSpec, device_lanes
@@ -49,12 +49,6 @@ Pair = tuple[Task, Candidate]
 
 class SandboxUnavailable(RuntimeError):
     """``require_sandbox`` was asked for and no OS sandbox can be made on this machine."""
-
-
-def _toolchain() -> str:
-    import torch
-
-    return f"torch={torch.__version__};cuda={torch.version.cuda};py={sys.version_info[:2]}"
 
 
 def default_memory_limit() -> int:
@@ -130,7 +124,7 @@ class EvalPool:
         self.hidden = [Path(p).resolve() for p in hide]
         self.cache_root = self.config.resolved_cache_dir()
         self.cache_root.mkdir(parents=True, exist_ok=True)
-        self.arch_list = ""
+        arch_list = ""  # the GPUs' compute capabilities: part of every build's key
         base_env: dict[str, str] = {}
         #: the reference processes' caches (trusted code only): candidate workers get the harness's kernels from it
         self.trusted_cache = self.cache_root / "reference"
@@ -149,20 +143,18 @@ class EvalPool:
             bad = [g for g in use if g not in {d["index"] for d in found}]
             if bad:
                 raise RuntimeError(f"GPU index {bad} not visible (visible: {[d['index'] for d in found]})")
-            self.arch_list = ";".join(sorted({d["cc"] for d in found if d["index"] in use}))
-            base_env["TORCH_CUDA_ARCH_LIST"] = self.arch_list
+            arch_list = ";".join(sorted({d["cc"] for d in found if d["index"] in use}))
+            base_env["TORCH_CUDA_ARCH_LIST"] = arch_list
             self.lanes = device_lanes(spec, "cuda", use, base_env, lanes_per_gpu=lanes_per_gpu,
                                       cpus_per_lane=cpus_per_lane, spares=3 if spares is None else spares,
                                       fork=bool(fork_workers) and templates_supported())  # None: started on a GPU
         else:
             self.lanes = device_lanes(spec, "cpu", [], base_env, lanes_per_gpu=cpu_lanes, spares=spares or 0,
                                       fork=(fork_workers is None or fork_workers) and templates_supported())
-        self.build_env = {**base_env, "CUDA_VISIBLE_DEVICES": ""}
-        self.build_workers = build_workers or max(1, min(8, os.cpu_count() or 1))
-        self.toolchain = _toolchain()
-        self.builder = Builder(self.config, self.cache_root, self.toolchain, self.arch_list, self.build_env,
-                               sandboxed=self.sandboxed, limits=self.limits, hidden=lambda: tuple(self.hidden),
-                               workers=self.build_workers)
+        self.builder = Builder(self.config, self.cache_root, toolchain(), arch_list,
+                               {**base_env, "CUDA_VISIBLE_DEVICES": ""}, sandboxed=self.sandboxed, limits=self.limits,
+                               hidden=lambda: tuple(self.hidden),
+                               workers=build_workers or max(1, min(8, os.cpu_count() or 1)))
         self._stopping = False
         self._store: Any = None
         self._run = ""
