@@ -257,9 +257,9 @@ def test_daemons_die_with_the_pair_where_no_cgroup_can_be_made(task, fast_config
     the candidate started with ``setsid``: a sandboxed worker's PID namespace init runs in a session of its own,
     outside the process group the parent kills. (Failed before ``process.descendants``: the helper outlived the
     pair.) Sandboxed or not, the helper must be gone when the pair is over."""
-    from cudal1.harness import sandbox
+    from cudal1.harness import resources
 
-    monkeypatch.setattr(sandbox, "cgroup_support", lambda: "")
+    monkeypatch.setattr(resources, "cgroup_support", lambda: "")
     for pid in _daemons():
         os.kill(pid, 9)
     try:
@@ -303,9 +303,9 @@ def test_memory_bomb_hits_the_workers_limit_where_no_cgroup_can_be_made(task, fa
     set after its imports (``address_space.limit_address_space``): the bomb still fails, the modest twin still passes.
     (A harness that dropped the exec-time ``RLIMIT_AS``, which a CUDA build of torch cannot start under, without
     setting the worker's cap would let the bomb through.)"""
-    from cudal1.harness import sandbox
+    from cudal1.harness import resources
 
-    monkeypatch.setattr(sandbox, "cgroup_support", lambda: "")
+    monkeypatch.setattr(resources, "cgroup_support", lambda: "")
     pool = EvalPool(fast_config.replace(memory_limit_gb=1.5), fork_workers=fork_workers)
     bomb, modest = pool.map([(task, fixture("memory_bomb")), (task, fixture("memory_modest"))])
     assert bomb.status in ("runtime_error", "compile_error"), (bomb.status, bomb.reason)

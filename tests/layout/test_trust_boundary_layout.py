@@ -31,7 +31,7 @@ WORKER = {"worker", "session", "reference_session", "candidate_session", "output
           "allocator", "baselines", "task_checks", "integrity", "environment"}
 SHARED = {"wire", "types", "config", "flags", "compare", "digest", "digest_kernel", "buildcache", "novelty"}
 PARENT = {"", "__main__", "pool", "lanes", "gate", "builds", "pair", "rounds", "reference_side", "drift_recheck",
-          "process", "sandbox", "template", "leaves", "protocol", "verdict", "clockcheck", "attempts", "timing",
+          "process", "sandbox", "resources", "template", "leaves", "protocol", "verdict", "clockcheck", "attempts", "timing",
           "store", "cli", "report", "report_html", "roofline", "summary", "solutions", "suite", "static_checks",
           "syntax", "techniques", "devices"}
 

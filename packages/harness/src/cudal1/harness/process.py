@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
+from . import resources, sandbox
 from .protocol import ProtocolError, WorkerReport, parse_reply
 from .wire import ADDRESS_SPACE_ENV
 
@@ -136,12 +136,12 @@ class WorkerProcess:
         self.log = self.dir.parent / (self.dir.name + ".log")
         self.sandboxed = sandboxed
         self.limits = limits or sandbox.Limits()
-        self.cgroup: sandbox.Cgroup | None = None
+        self.cgroup: resources.Cgroup | None = None
         cmd_r, cmd_w = os.pipe()
         rep_r, rep_w = os.pipe()
         own = self.cache_env() if role == "candidate" else {}
         try:
-            self.cgroup = sandbox.Cgroup.create(self.limits) if sandbox.cgroup_support() else None
+            self.cgroup = resources.Cgroup.create(self.limits) if resources.cgroup_support() else None
         except OSError:
             self.cgroup = None
         worker_env = worker_environment({**own, **(env or {})})
@@ -464,7 +464,7 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _oom_killed(cg: sandbox.Cgroup) -> bool:
+def _oom_killed(cg: resources.Cgroup) -> bool:
     for d in cg.dirs:
         for name, key in (("memory.events", "oom_kill"), ("memory.oom_control", "oom_kill")):
             try:

@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
+from . import resources
 from .process import (
     _LIVE_LOCK,
     LIVE,
@@ -261,7 +261,7 @@ class ForkedWorker(WorkerProcess):
                 os.close(fd)
         self.proc = _ChildProc(pid, self, st_r)  # type: ignore[assignment]
         try:  # a memory cgroup of its own: its limit counts what it allocates, and an OOM kill is told as such
-            self.cgroup = sandbox.Cgroup.create(self.limits) if sandbox.cgroup_support() else None
+            self.cgroup = resources.Cgroup.create(self.limits) if resources.cgroup_support() else None
             if self.cgroup is not None:
                 for f in self.cgroup.procs_files:
                     Path(f).write_text(str(pid))
