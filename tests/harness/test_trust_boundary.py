@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from cudal1.harness import Candidate, EvalPool, EvalResult, Task
-from cudal1.harness.flags import flags_of_kind
+from cudal1.harness.flags import MACHINE_NOISE, flags_of_kind
 from cudal1.harness.sandbox import detect
 from cudal1.harness.template import templates_supported
 
@@ -37,14 +37,12 @@ needs_sandbox = pytest.mark.skipif(not SANDBOX.available and not REQUIRED,
                                    reason=f"no OS sandbox here: {SANDBOX.reason}")
 SECRET = "cudal1-planted-secret-5e1f"
 DAEMON_MARK = b"cudal1-fixture-daemon-7f3a"
-#: suspect flags that say the machine's noise hid the figure (a call of 0.035 ms beside another lane on two cores), not
-#: a finding about the candidate: a legitimate twin may carry them (as in test_integrity.py)
-NOISE_FLAGS = frozenset({"timing_unresolved", "reference_slowed"})
 
 
 def trusted_but_for_noise(res: EvalResult) -> bool:
-    """``ok``, and verified but for :data:`NOISE_FLAGS`: no flag of kind reject, suspect or task besides them."""
-    return res.status == "ok" and not (set(res.flags) & flags_of_kind("reject", "suspect", "task")) - NOISE_FLAGS
+    """``ok``, and verified but for the machine's noise (a call of 0.035 ms beside another lane on two cores; as in
+    test_integrity.py): no flag of kind reject, suspect or task besides :data:`~cudal1.harness.flags.MACHINE_NOISE`."""
+    return res.status == "ok" and not (set(res.flags) & flags_of_kind("reject", "suspect", "task")) - MACHINE_NOISE
 
 
 def test_sandbox_is_available_where_required():

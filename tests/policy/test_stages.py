@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from cudal1.harness import EvalConfig, EvalResult, ResultStore
-from cudal1.harness.flags import kind_of
+from cudal1.harness.flags import MACHINE_NOISE, kind_of
 from cudal1.policy.collection import collect
 from cudal1.policy.evaluators import LocalEvaluator
 from cudal1.policy.pipeline import train
@@ -26,8 +26,6 @@ SIZES = {"relu": {"BATCH": 8, "DIM": 64}, "softmax": {"BATCH": 4, "DIM": 33}}
 RIGHT = ("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
          "    def forward(self, x):\n        return x.clamp_min(0)\n")
 WRONG = RIGHT.replace("clamp_min(0)", "clamp_min(0.5)")
-#: suspect flags that say the machine's noise, not the candidate's code, kept a correct result from being verified
-NOISE_FLAGS = frozenset({"timing_unresolved", "reference_slowed"})
 
 
 def respond(code: str) -> str:
@@ -60,7 +58,7 @@ def test_reward_with_the_real_harness(tmp_path, tasks):
     if right.verified:
         assert values[0] > 0, (values, seen)
     else:
-        assert set(right.flags) & NOISE_FLAGS and values[0] == reward.config.unverified, (values, seen)
+        assert set(right.flags) & MACHINE_NOISE and values[0] == reward.config.unverified, (values, seen)
     assert reward.history[-1]["correct_rate"] == pytest.approx(1 / 3)
 
 
@@ -110,7 +108,7 @@ def test_collection_keeps_only_verified_and_stops_after_enough(tmp_path):
     seen = [(src.splitlines()[-1].strip(), r.status, sorted(r.flags)) for src, r in evaluated]
     noisy = [(src, r) for src, r in evaluated if r.status == "ok" and not r.verified]
     for _, r in noisy:  # left unverified only by the machine's noise, never by a finding about the code
-        assert {f for f in r.flags if kind_of(f) != "measurement" and kind_of(f) != "descriptive"} <= NOISE_FLAGS, seen
+        assert {f for f in r.flags if kind_of(f) != "measurement" and kind_of(f) != "descriptive"} <= MACHINE_NOISE, seen
     copy_verified = next(r.verified for src, r in evaluated if copy in src)
     expected = {"no_code": 1, "incorrect": 1, "ok": 2, "duplicate": 1} | ({"same_as_reference": 1} if copy_verified else {})
     for _, r in noisy:

@@ -103,6 +103,10 @@ assert all(f.kind in KINDS for f in _FLAGS)
 
 #: kinds that keep a result from being :func:`verified`
 UNTRUSTED_KINDS = frozenset({"reject", "suspect", "task"})
+#: suspect flags that speak of the machine, not of the candidate's code: the parent's clock could not resolve the
+#: figure, or something outside the pair slowed the reference. A correct result whose only untrusting flags are these
+#: was left unverified by the machine's noise (on a loaded 2-core CPU, now and then, for honest candidates too)
+MACHINE_NOISE = frozenset({"timing_unresolved", "reference_slowed"})
 
 
 def kind_of(flag: str) -> str:
@@ -147,5 +151,5 @@ def describe(flag: str) -> str:
     return f"{flag} (suspect): not a registered flag" if f is None else f"{f.name} ({f.kind}): {f.meaning}"
 
 
-__all__ = ["KINDS", "REGISTRY", "UNTRUSTED_KINDS", "Flag", "describe", "excluded", "flags_of_kind", "improves",
+__all__ = ["KINDS", "MACHINE_NOISE", "REGISTRY", "UNTRUSTED_KINDS", "Flag", "describe", "excluded", "flags_of_kind", "improves",
            "kind_of", "verified"]
