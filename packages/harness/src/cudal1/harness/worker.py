@@ -132,16 +132,43 @@ def main(argv: list[str] | None = None) -> None:
                        child=lambda cmd_fd, reply_fd, workdir: serve(a.role, _writer(reply_fd),
                                                                       _reader(cmd_fd), workdir))
         os._exit(0)
-    if os.environ.get("CUDAL1_WARM_CUDA") == "1":
-        import torch
-
-        # a GPU lane's spare worker creates its CUDA context and NVML handle while it waits, so the pair it
-        # will run does not pay for them (the context is small and launches nothing)
-        torch.empty(1, device="cuda")
-        from .environment import _nvml
-
-        _nvml()
+    warm = os.environ.get("CUDAL1_WARM_CUDA")
+    if warm in WARM_LEVELS:
+        warm_cuda(libraries=warm == "libraries")
     serve(a.role, send, read, Path(a.workdir))
+
+
+#: values of ``CUDAL1_WARM_CUDA`` (set by a GPU lane for its spare workers: :func:`cudal1.harness.lanes.device_lanes`)
+WARM_LEVELS = ("1", "libraries")
+
+
+def warm_cuda(*, libraries: bool) -> None:
+    """What a GPU lane's spare worker does while it waits, so that the pair it will run does not pay for it: its
+    CUDA context and NVML handle (small; nothing launched); with ``libraries`` also the first use of what every
+    correctness trial needs (the harness's digest kernel: Triton's import, its launcher and the kernel itself; a
+    seeded draw on the device) and of cuBLAS (a 64 x 64 product), on a few KiB of memory. Runs before the worker
+    says it is ready, so before any candidate code, and a timing phase waits for it like any start
+    (:mod:`cudal1.harness.gate`). On an H100 a fresh candidate's first trial took 0.93-2.39 s against about 0.04 s
+    for each later one (benchmarks/results/2026-12-06-pair-breakdown-h100.md)."""
+    import torch
+
+    torch.empty(1, device="cuda")
+    from .environment import _nvml
+
+    _nvml()
+    if not libraries:
+        return
+    from .digest import _kernel_for
+
+    x = torch.ones(1, 4096, device="cuda")
+    kernel = _kernel_for(x)
+    if kernel is not None:  # no Triton: trials take the PyTorch digest, nothing to warm
+        kernel.row_sums(x, 0, 1)
+    g = torch.Generator(device="cuda")
+    g.manual_seed(0)
+    m = torch.randn(64, 64, device="cuda", generator=g)
+    (m @ m).sum().item()
+    del x, m
 
 
 if __name__ == "__main__":
