@@ -163,8 +163,12 @@ def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: 
         phase(arm, _eval_file(folder, "grpo").exists(), lambda folder=folder, more=more: train(
             recipe(*more), RunDir(folder), log=log))
     sft_long = out / "sft_long"
-    _fork(sft, sft_long)
-    phase("sft_long", _eval_file(sft_long, "sft_long").exists(), lambda: _sft_long(full, sft_long, log))
+
+    def run_sft_long() -> None:
+        _fork(sft, sft_long)  # inside the phase: a budget spent before it leaves no copy of sft's checkpoint to carry
+        _sft_long(full, sft_long, log)
+
+    phase("sft_long", _eval_file(sft_long, "sft_long").exists(), run_sft_long)
     search = out / "search"
     phase("search", _eval_file(search, "search").exists(), lambda: _search(full, sft / "checkpoint", search, log))
     return seconds

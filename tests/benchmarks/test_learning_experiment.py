@@ -175,3 +175,12 @@ def test_grpo_and_its_shuffled_control_take_their_rounds_in_turn(tmp_path, monke
     (tmp_path / "shuffled" / "state.json").write_text(json.dumps({"grpo_rounds_done": 1}))
     lx.run_seed("default", over, 0, tmp_path, log=lambda m: None)
     assert calls == [("shuffled", True, 2), ("shuffled", True, None)]
+    # a budget spent before sft_long leaves no copy of sft's folder (and checkpoint) for the state to carry
+    import shutil
+
+    shutil.rmtree(tmp_path / "sft_long")
+    shutil.rmtree(tmp_path / "search")
+    calls.clear()
+    with pytest.raises(lx.BudgetSpent, match="before sft_long"):
+        lx.run_seed("default", over, 0, tmp_path, log=lambda m: None, deadline=0.0)
+    assert calls == [] and not (tmp_path / "sft_long").exists()
