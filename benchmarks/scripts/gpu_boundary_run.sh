@@ -90,14 +90,15 @@ for phase in "$@"; do
       timeout "${FIRST_S:-240}" python3 benchmarks/probes/probe_first_trial.py --runs "${FIRST_RUNS:-3}" \
         > "$OUT/first-trial.txt" 2>&1
       echo "firsttrial rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '^#' "$OUT/first-trial.txt" ;;
-    warm)  # issue 41: spares that warm the libraries (EvalPool warm_spares) against the context alone, one mixed
-           # batch each, with the workers' own step times (CUDAL1_TIMING_DEBUG=1, decided on nothing)
-      for W in context libraries; do
+    warm)  # issue 41: how a lane's candidate workers start, one mixed batch per pool setting (WARM_POOLS, | between):
+           # spares with their CUDA context (the default), spares that also warm the libraries, workers forked from a
+           # template; with the workers' own step times (CUDAL1_TIMING_DEBUG=1, decided on nothing)
+      IFS='|' read -r -a pools <<< "${WARM_POOLS:-{\"warm_spares\": \"context\"\}|{\"warm_spares\": \"libraries\"\}|{\"fork_workers\": true\}}"
+      for i in "${!pools[@]}"; do
         CUDAL1_TIMING_DEBUG=1 timeout "${WARM_S:-150}" python3 benchmarks/scripts/profile_pairs.py \
           --suite "${PROFILE_SUITE:-builtin}" --tasks "$PROFILE_TASKS" \
-          --kinds "${PROFILE_KINDS:-syntax,raises,wrong,correct,slow}" --pool "{\"warm_spares\": \"$W\"}" \
-          > "$OUT/warm-$W.txt" 2>&1
-        echo "warm $W rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '"total"' "$OUT/warm-$W.txt"
+          --kinds "${PROFILE_KINDS:-syntax,raises,wrong,correct,slow}" --pool "${pools[$i]}" > "$OUT/warm-$i.txt" 2>&1
+        echo "warm $i ${pools[$i]} rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '"total"' "$OUT/warm-$i.txt"
       done ;;
     *) echo "unknown phase $phase"; exit 2 ;;
   esac
