@@ -2,7 +2,8 @@
 compile error, runtime error, incorrect, the reference handed back, a verified answer that is a seed answer's code
 (one the SFT data showed, by :func:`cudal1.kernelzoo.measured.code_identity`), one that calls exactly the zoo ops a
 seed answer of its task calls (that answer rewritten), and any other verified answer, with how many verified answers
-were paid as improvements; then the compile and runtime errors by their message's kind (an import the
+were paid as improvements and how many repeat the code of a verified answer of an earlier stage of the same run
+folder on the same task (a GRPO prompt shows earlier verified answers: a copy is the prompt's work, not the weights'); then the compile and runtime errors by their message's kind (an import the
 menu does not offer, a call of a zoo op with the wrong arguments, ...).
 
     uv run python benchmarks/scripts/completion_outcomes.py RUN_DIR [RUN_DIR ...] [--recipe embedded-zoo-h200]
@@ -27,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = ("completions", "no code block", "compile error", "runtime error", "incorrect", "other failure",
            "reference handed back", "seed answer, verified", "seed answer's zoo calls, verified", "other, verified",
-           "of them improvements")
+           "of them improvements", "of them an earlier stage's verified code")
 
 #: message kinds of failed candidates, first match wins: (kind, pattern on the verdict's reason)
 ERROR_KINDS = (
@@ -136,9 +137,17 @@ def outcomes(run: Path, seeds: Seeds) -> tuple[dict[str, collections.Counter], d
     table: dict[str, collections.Counter] = {}
     errors: dict[str, collections.Counter] = {}
     texts: dict[str, list[str]] = {}
+    # (task, code identity) of the verified answers of the stages before the current one: a GRPO prompt shows
+    # earlier verified answers of its task (the contrastive exemplars), and a copy of one is no new work
+    earlier: set[tuple[str, str]] = set()
+    current: set[tuple[str, str]] = set()
+    last_stage = None
     for line in (run / "completions.jsonl").read_text().splitlines():
         c = json.loads(line)
         stage = c["stage"]
+        if stage != last_stage:
+            earlier |= current
+            current, last_stage = set(), stage
         texts.setdefault(stage, []).append(c["text"])
         row = table.setdefault(stage, collections.Counter())
         row["completions"] += 1
@@ -158,6 +167,9 @@ def outcomes(run: Path, seeds: Seeds) -> tuple[dict[str, collections.Counter], d
         else:
             row[seeds.kind(c["task"], code)] += 1
             row["of them improvements"] += bool(c.get("improves"))
+            key = (c["task"], identity(code) or code)
+            row["of them an earlier stage's verified code"] += key in earlier
+            current.add(key)
     return table, errors, {stage: hash(tuple(t)) for stage, t in texts.items()}
 
 

@@ -62,3 +62,21 @@ def test_each_completion_lands_in_one_column_and_failures_are_sorted_by_kind(tmp
     assert row["of them improvements"] == 2
     assert errors["grpo:0"] == {"compile_error: import of a name the zoo does not have": 1}
     assert co.zoo_calls(NEW) == {"layer_norm", "softmax"} and co.zoo_calls("not python (") == frozenset()
+
+
+def test_a_verified_answer_that_repeats_an_earlier_stages_verified_code_is_counted(tmp_path):
+    """GRPO prompts show earlier verified answers (the exemplars): an answer of a later stage with the same code on
+    the same task is counted as a repeat; the first of its kind, the same code on another task, and a repeat within
+    one stage are not."""
+    run = tmp_path / "grpo"
+    run.mkdir()
+    rows = [("grpo:0", "layer_norm", NEW), ("grpo:0", "layer_norm", NEW), ("grpo:1", "layer_norm", NEW),
+            ("grpo:1", "softmax", NEW), ("grpo:1", "layer_norm", REWRITE), ("grpo:2", "layer_norm", REWRITE)]
+    with (run / "completions.jsonl").open("w") as f:
+        for stage, task, code in rows:
+            f.write(json.dumps({"stage": stage, "task": task, "text": _fence(code), "has_code": True,
+                                "status": "ok", "flags": [], "improves": True}) + "\n")
+    table, _, _ = co.outcomes(run, co.Seeds(set(), {}))
+    key = "of them an earlier stage's verified code"
+    assert [table[s][key] for s in ("grpo:0", "grpo:1", "grpo:2")] == [0, 1, 1]
+    assert table["grpo:1"]["other, verified"] == 3
