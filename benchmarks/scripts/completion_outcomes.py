@@ -3,8 +3,9 @@ compile error, runtime error, incorrect, the reference handed back, a verified a
 (one the SFT data showed, by :func:`cudal1.kernelzoo.measured.code_identity`), one that calls exactly the zoo ops a
 seed answer of its task calls (that answer rewritten), and any other verified answer, with how many verified answers
 were paid as improvements and how many repeat the code of a verified answer of an earlier stage of the same run
-folder on the same task (a GRPO prompt shows earlier verified answers: a copy is the prompt's work, not the weights'); then the compile and runtime errors by their message's kind (an import the
-menu does not offer, a call of a zoo op with the wrong arguments, ...).
+folder on the same task (a GRPO prompt shows earlier verified answers: a copy is the prompt's work, not the
+weights'); then the compile and runtime errors by their message's kind (an import the menu does not offer, a call of
+a zoo op with the wrong arguments, ...).
 
     uv run python benchmarks/scripts/completion_outcomes.py RUN_DIR [RUN_DIR ...] [--recipe embedded-zoo-h200]
 

@@ -329,7 +329,8 @@ def device_lanes(spec: LaneSpec, kind: str, gpus: Sequence[int], base_env: Mappi
     lane ``cpus_per_lane`` cores of its own, :func:`lane_cpus`). ``kind`` ``"cpu"``: ``lanes_per_gpu`` lanes on the
     CPU (no GPU visible), sharing one gate. ``spares``: candidate workers each lane starts ahead; ``fork``: workers
     forked from warm templates; ``warm_spares``: what a GPU lane's spare does while it waits (``"context"``: its
-    CUDA context; ``"libraries"``: also the digest kernel, a seeded draw and cuBLAS: :func:`cudal1.harness.worker.warm_cuda`)."""
+    CUDA context; ``"libraries"``: also the digest kernel, a seeded draw and cuBLAS:
+    :func:`cudal1.harness.worker.warm_cuda`)."""
     if warm_spares not in WARM_SPARES:
         raise ValueError(f"warm_spares {warm_spares!r}: use one of {sorted(WARM_SPARES)}")
     lanes: list[Lane] = []

@@ -155,7 +155,8 @@ class EvalPool:
             base_env["TORCH_CUDA_ARCH_LIST"] = arch_list
             self.lanes = device_lanes(spec, "cuda", use, base_env, lanes_per_gpu=lanes_per_gpu,
                                       cpus_per_lane=cpus_per_lane, spares=3 if spares is None else spares,
-                                      fork=bool(fork_workers) and templates_supported(), warm_spares=warm_spares)  # None: started on a GPU
+                                      fork=bool(fork_workers) and templates_supported(),  # None: started on a GPU
+                                      warm_spares=warm_spares)
         else:
             self.lanes = device_lanes(spec, "cpu", [], base_env, lanes_per_gpu=cpu_lanes, spares=spares or 0,
                                       fork=(fork_workers is None or fork_workers) and templates_supported())
