@@ -65,18 +65,19 @@ def test_policy_device_follows_cuda_and_a_cuda_policy_is_refused_without_it(monk
 
 
 def test_an_evaluation_stage_left_out_is_skipped_and_said(tmp_path):
-    # the default recipe evaluates after base, SFT and GRPO only (its CPU run's time); nothing is loaded or measured
-    # for the stage left out, and the learning experiment's own stages are never left out by it
+    # the default recipe evaluates before training and after GRPO only (its CPU run's time); nothing is loaded or
+    # measured for a stage left out, and the learning experiment's own stages are never left out by it
     from cudal1.policy.pipeline import evaluate_held_out
 
     r = load_recipe("default", [], configs_dir=CONFIGS)
-    assert r.evaluation.stages == ["base", "sft", "grpo"]
+    assert r.evaluation.stages == ["base", "grpo"]
     assert Recipe.from_dict({}).evaluation.stages == ["base", "sft", "self_train", "grpo"]
-    said, state = [], {}
     held = load_suite("builtin")[:1]
-    assert evaluate_held_out(r, RunDir(tmp_path / "run"), held, None, None, None, "self_train", said.append,
-                             state) is None
-    assert said == ["evaluation after self_train: left out (evaluation.stages)"] and state == {}
+    for stage in ("sft", "self_train"):
+        said, state = [], {}
+        assert evaluate_held_out(r, RunDir(tmp_path / "run"), held, None, None, None, stage, said.append,
+                                 state) is None
+        assert said == [f"evaluation after {stage}: left out (evaluation.stages)"] and state == {}
     assert not (tmp_path / "run" / "evaluation").exists()
 
 
