@@ -32,7 +32,7 @@ from . import buildcache, sandbox
 from .builds import Builder, toolchain
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
-from .lanes import WARM_SPARES, Lane, LaneSpec, device_lanes
+from .lanes import Lane, LaneSpec, device_lanes
 from .novelty import same_source
 from .pair import run_pair
 from .process import WorkerGone, kill_all
@@ -115,8 +115,6 @@ class EvalPool:
     ) -> None:
         self.config = config or EvalConfig()
         self.keep_warm = keep_warm
-        if warm_spares not in WARM_SPARES:
-            raise ValueError(f"warm_spares {warm_spares!r}: use one of {sorted(WARM_SPARES)}")
         if lanes_per_gpu < 1 or cpus_per_lane < 1 or cpu_lanes < 1:
             raise ValueError(f"lanes_per_gpu ({lanes_per_gpu}), cpus_per_lane ({cpus_per_lane}) and cpu_lanes "
                              f"({cpu_lanes}) must each be at least 1")
@@ -159,7 +157,8 @@ class EvalPool:
                                       warm_spares=warm_spares)
         else:
             self.lanes = device_lanes(spec, "cpu", [], base_env, lanes_per_gpu=cpu_lanes, spares=spares or 0,
-                                      fork=(fork_workers is None or fork_workers) and templates_supported())
+                                      fork=(fork_workers is None or fork_workers) and templates_supported(),
+                                      warm_spares=warm_spares)  # checked there; a CPU lane warms nothing
         self.builder = Builder(self.config, self.cache_root, toolchain(), arch_list,
                                {**base_env, "CUDA_VISIBLE_DEVICES": ""}, sandboxed=self.sandboxed, limits=self.limits,
                                hidden=lambda: tuple(self.hidden),
