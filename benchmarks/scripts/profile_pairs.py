@@ -102,11 +102,12 @@ def main() -> int:
         t = r.timing
         print(f"{r.task} [{pairs[_i][1].origin}]: {r.status} {r.speedup} {list(r.flags)} wall {r.wall_s:.2f}s (since last {now - last[0]:.2f}s)"
               f" phases {t.get('phases_s')} rounds {[x['rounds'] for x in t.get('attempts', [])]}"
-              f" n={t.get('calls_per_batch')} correctness {t.get('correctness_s')}", flush=True)
+              f" n={t.get('calls_per_batch')} correctness {t.get('correctness_s')}"
+              f"{'' if r.status == 'ok' else ' reason ' + repr(r.reason[:300])}", flush=True)
         rows = sorted(STATS.items(), key=lambda kv: -sum(kv[1]))
         for (role, op), v in rows:
             print(f"   {role} {op:13s} n={len(v):4d} total={sum(v):7.3f}s mean={1000 * sum(v) / len(v):8.2f}ms")
-        print(json.dumps({"task": r.task, "kind": pairs[_i][1].origin, "status": r.status, "speedup": r.speedup, "flags": sorted(r.flags), "wall_s": r.wall_s, "since_last_s": now - last[0],
+        print(json.dumps({"task": r.task, "kind": pairs[_i][1].origin, "status": r.status, "speedup": r.speedup, "flags": sorted(r.flags), "reason": r.reason[:500], "wall_s": r.wall_s, "since_last_s": now - last[0],
                           "phases_s": t.get("phases_s"), "correctness_s": t.get("correctness_s"), "requests": {f"{k[0]}:{k[1]}": [len(v), sum(v)]
                                                                         for k, v in rows}}), flush=True)
         STATS.clear()

@@ -89,8 +89,9 @@ class EvalPool:
         warm_spares: what a GPU lane's spare candidate workers do while they wait: ``"context"`` (the default) make
             their CUDA context; ``"libraries"`` also the first use of the harness's digest kernel, a seeded draw
             and cuBLAS (:func:`cudal1.harness.worker.warm_cuda`), which a fresh candidate's first trial otherwise
-            pays (0.93-2.39 s on an H100, benchmarks/results/2026-12-06-pair-breakdown-h100.md; not yet
-            measured with it). No effect on a CPU pool.
+            pays (0.93-2.39 s on an H100, benchmarks/results/2026-12-06-pair-breakdown-h100.md). **Do not use
+            it yet**: on an H100 it turned four of six wrong or correct candidates into ``runtime_error``
+            (benchmarks/results/2026-12-06-first-trial-warm-h100.md; cause not yet found). No effect on a CPU pool.
         hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
             output file; the store passed to :meth:`map` is hidden anyway).
     Raises:

@@ -149,7 +149,9 @@ def warm_cuda(*, libraries: bool) -> None:
     seeded draw on the device) and of cuBLAS (a 64 x 64 product), on a few KiB of memory. Runs before the worker
     says it is ready, so before any candidate code, and a timing phase waits for it like any start
     (:mod:`cudal1.harness.gate`). On an H100 a fresh candidate's first trial took 0.93-2.39 s against about 0.04 s
-    for each later one (benchmarks/results/2026-12-06-pair-breakdown-h100.md)."""
+    for each later one (benchmarks/results/2026-12-06-pair-breakdown-h100.md). With ``libraries`` the first trials
+    were 0.42-0.63 s on an H100, but four of six wrong or correct candidates on spares warmed this way ended
+    ``runtime_error`` (benchmarks/results/2026-12-06-first-trial-warm-h100.md): not to be used until that is found."""
     import torch
 
     torch.empty(1, device="cuda")
