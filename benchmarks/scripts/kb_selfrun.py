@@ -36,8 +36,8 @@ def main() -> int:
     ap.add_argument("--cache", default="/tmp/cudal1-selfrun-cache")
     ap.add_argument("--fork-workers", choices=["default", "yes", "no"], default="default",
                     help="EvalPool(fork_workers=...): the pool's default (started on a GPU), or forced either way")
-    ap.add_argument("--lanes", type=int, default=None,
-                    help="EvalPool(lanes_per_gpu=...): candidate lanes sharing the GPU (default: the pool's)")
+    ap.add_argument("--lanes", type=int, default=1,
+                    help="EvalPool(lanes_per_gpu=...): candidate lanes sharing the GPU (default 1, the pool's)")
     a = ap.parse_args()
     t0 = time.monotonic()
     if bool(a.suite) == bool(a.suite_dir):
@@ -52,7 +52,7 @@ def main() -> int:
     todo = [t for t in tasks if store.lookup(t, reference_candidate(t), cfg) is None]
     print(f"{a.label}: {len(tasks)} tasks, {len(todo)} not stored yet", flush=True)
     pool = EvalPool(cfg, fork_workers={"default": None, "yes": True, "no": False}[a.fork_workers],
-                    **({"lanes_per_gpu": a.lanes} if a.lanes else {}))
+                    lanes_per_gpu=a.lanes)
     done = 0
     while todo and time.monotonic() - t0 < a.budget_s:
         chunk, todo = todo[: a.chunk], todo[a.chunk:]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import functools
 import importlib
 import multiprocessing
 import os
@@ -35,8 +36,10 @@ def op_modules() -> list[ModuleType]:
             if not m.name.startswith("_")]
 
 
+@functools.cache
 def triton_kernels() -> list[tuple[ModuleType, TritonKernel]]:
-    """(module, spec) for every Triton kernel the op modules declare."""
+    """(module, spec) for every Triton kernel the op modules declare (found once per process: every compile of
+    :func:`_compile_one` looks its kernel up here)."""
     return [(mod, spec) for mod in op_modules() for spec in getattr(mod, "TRITON_KERNELS", [])]
 
 
