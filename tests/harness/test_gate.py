@@ -11,8 +11,10 @@ import time
 import pytest
 
 from cudal1.harness import EvalPool, reference_candidate
-from cudal1.harness.gate import DeviceGate
+from cudal1.harness.gate import DeviceGate, PairTurns
+from cudal1.harness.pool import out_of_device_memory
 from cudal1.harness.process import WorkerProcess
+from cudal1.harness.types import EvalResult
 
 
 def _in_thread(fn) -> threading.Thread:
@@ -144,6 +146,122 @@ def test_a_lane_that_quiesces_wrongly_still_frees_the_device():
     assert not gate._timing and resumed == ["a"]  # what it may have stopped is let go
     with gate.work("b"):
         pass
+
+
+def test_a_pair_alone_waits_for_the_pairs_beside_it_and_holds_new_ones_out():
+    turns = PairTurns()
+    order: list[str] = []
+    inside, release, alone_in, alone_out = (threading.Event() for _ in range(4))
+
+    def pair(name: str, hold: threading.Event | None = None) -> None:
+        with turns.shared():
+            order.append(f"{name} in")
+            if hold is not None:
+                inside.set()
+                hold.wait(5)
+            order.append(f"{name} out")
+
+    def lone() -> None:
+        with turns.alone():
+            order.append("alone in")
+            alone_in.set()
+            alone_out.wait(5)
+            order.append("alone out")
+
+    threads = [_in_thread(lambda: pair("a", release))]
+    inside.wait(5)
+    threads.append(_in_thread(lone))
+    time.sleep(0.05)
+    threads.append(_in_thread(lambda: pair("late")))  # arrives while the lone pair waits: it waits behind it
+    time.sleep(0.05)
+    assert order == ["a in"]
+    release.set()
+    alone_in.wait(5)
+    time.sleep(0.05)
+    assert order == ["a in", "a out", "alone in"]  # the late pair does not start beside the lone one
+    alone_out.set()
+    for th in threads:
+        th.join(5)
+    assert order == ["a in", "a out", "alone in", "alone out", "late in", "late out"]
+    assert turns.alone_count == 1 and turns._inside == 0 and not turns._alone
+
+
+OOM = ("ModelNew.forward raised in timed call 3: OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. "
+       "GPU 0 has a total capacity of 79.18 GiB of which 16.44 MiB is free.")
+
+
+def _fake_pairs(pool: EvalPool, oom_once: set[str], reason: str = OOM):
+    """``pool._run_on_lane`` replaced by a pair that takes 0.1 s and, for each task in ``oom_once``, fails the first
+    time it runs with ``reason``; returns the log of runs ``(lane, task, start, end)``."""
+    runs: list[tuple[str, str, float, float]] = []
+    lock = threading.Lock()
+    failed: set[str] = set()
+
+    def run(lane, task, candidate, remaining=0, next_task=False):
+        t0 = time.monotonic()
+        time.sleep(0.1)
+        with lock:
+            runs.append((lane.name, task.name, t0, time.monotonic()))
+            if task.name in oom_once and task.name not in failed:
+                failed.add(task.name)
+                return EvalResult(task=task.name, status="runtime_error", reason=reason, device="cuda")
+        return EvalResult(task=task.name, status="ok", speedup=1.0, device="cuda")
+
+    pool._run_on_lane = run  # type: ignore[method-assign]
+    return runs
+
+
+def test_a_pair_that_ran_out_of_gpu_memory_beside_other_lanes_runs_again_alone(fixture_tasks, fast_config,
+                                                                                monkeypatch):
+    """Lanes of one GPU hold their workers' memory side by side (five KernelBench self-pairs ran out of memory on
+    three lanes of an 80 GB H100): such a pair runs again once the other lanes are between pairs and have let go of
+    what they hold, and its verdict is that run's, the first run's reason kept. A failure of another kind is final."""
+    from cudal1.harness.lanes import Lane
+
+    closed: list[str] = []
+    real_close = Lane.close
+    monkeypatch.setattr(Lane, "close", lambda self: (closed.append(self.name), real_close(self))[1])
+    tasks = [fixture_tasks["tiny_linear_relu"], fixture_tasks["tiny_matmul_cpu"]]
+    pool = EvalPool(fast_config, cpu_lanes=2)
+    runs = _fake_pairs(pool, {tasks[0].name})
+    try:
+        results = pool.map([(t, reference_candidate(t)) for t in tasks for _ in range(3)])
+    finally:
+        pool.close()
+    assert [r.status for r in results] == ["ok"] * 6
+    retried = [r for r in results if "retried_alone" in r.environment]
+    assert len(retried) == 1 and retried[0].task == tasks[0].name and "CUDA out of memory" in retried[0].environment[
+        "retried_alone"]
+    assert len(runs) == 7 and pool.lanes[0].turns.alone_count == 1
+    lone = [r for r in runs if r[1] == tasks[0].name]
+    first_fail = min(lone, key=lambda r: r[2])
+    again = sorted(lone, key=lambda r: r[2])[1]  # the run after the failure on the same lane
+    assert again[0] == first_fail[0]
+    others = [r for r in runs if r[0] != again[0]]
+    assert not any(_overlaps((s, e), (again[2], again[3])) for _, _, s, e in others)  # nothing beside it
+    other_lane = next(ln.name for ln in pool.lanes if ln.name != again[0])
+    assert other_lane in closed  # the other lane let go of its reference and spares before the run alone
+
+
+def test_out_of_memory_is_final_with_the_device_alone_and_other_failures_are_never_run_again(fixture_tasks,
+                                                                                             fast_config):
+    task = fixture_tasks["tiny_linear_relu"]
+    alone = EvalPool(fast_config, cpu_lanes=1)  # one lane: the pair had the device to itself already
+    runs = _fake_pairs(alone, {task.name})
+    try:
+        [res] = alone.map([(task, reference_candidate(task))])
+    finally:
+        alone.close()
+    assert res.status == "runtime_error" and len(runs) == 1 and "retried_alone" not in res.environment
+    two = EvalPool(fast_config, cpu_lanes=2)
+    runs = _fake_pairs(two, {task.name}, reason="ModelNew.forward raised in trial call 1: ValueError: bad shape")
+    try:
+        [res] = two.map([(task, reference_candidate(task))])
+    finally:
+        two.close()
+    assert res.status == "runtime_error" and len(runs) == 1
+    assert out_of_device_memory(EvalResult(task="t", status="task_error", reason=f"the task failed: {OOM}"))
+    assert not out_of_device_memory(EvalResult(task="t", status="ok", reason=OOM))
 
 
 def _overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:

@@ -77,3 +77,25 @@ def test_without_a_trusted_cache_a_worker_gets_its_sources_kernels_as_before(tmp
     B.seed_cache(persistent, tmp_path / "w2" / "cache", trusted=tmp_path / "no-such-dir")
     for w in (worker, tmp_path / "w2" / "cache"):
         assert {str(p.relative_to(w)) for p in w.rglob("*") if p.is_file()} == {"triton/DDD/_relu_kernel.cubin"}
+
+
+def test_seeding_a_cache_a_worker_already_uses_replaces_files_and_never_rewrites_them(tmp_path):
+    """A spare that warmed the libraries compiled the digest kernel into its own cache and has its launcher library
+    mapped; seeding that cache afterwards with the trusted copies must leave the mapped file's bytes as they are
+    (a new file renamed over the old name), or the worker crashes on its next launch (SIGSEGV, an H100 GPU test
+    of ``warm_spares="libraries"``, 2026-12-06). A link planted at a target name is replaced, not written through."""
+    trusted = _trusted(tmp_path)
+    worker = tmp_path / "w1" / "cache"
+    _entry(worker / "triton", "BBB", {"__triton_launcher.so": b"compiled here"})
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"not the cache's")
+    os.symlink(outside, worker / "triton" / "BBB" / "extra.json")
+    (trusted / "triton" / "BBB" / "extra.json").write_bytes(b"{}")
+    with open(worker / "triton" / "BBB" / "__triton_launcher.so", "rb") as mapped:  # the process's open file
+        B.seed_cache(tmp_path / "none", worker, trusted=trusted)
+        assert mapped.read() == b"compiled here"  # the old file's bytes untouched
+    assert (worker / "triton" / "BBB" / "__triton_launcher.so").read_bytes() == b"launcher"
+    assert outside.read_bytes() == b"not the cache's"
+    link = worker / "triton" / "BBB" / "extra.json"
+    assert not link.is_symlink() and link.read_bytes() == b"{}"
+    assert not [p for p in worker.rglob("*.part")]

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,22 @@ def is_build_failure(exc: BaseException) -> bool:
 CACHE_COPY_LIMIT = 512 << 20
 
 
+def _write_beside(target: Path, fd: int) -> None:
+    """Write what ``fd`` holds to ``target`` through a new file renamed over it: a file already at ``target`` is
+    replaced, never rewritten in place. A process may have that file mapped (a worker that compiled the harness's
+    digest kernel before its cache was seeded has the kernel's launcher library loaded from it), and rewriting a
+    mapped library under a running process crashes it (SIGSEGV); a link at ``target`` is replaced, not followed."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.part")
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(os.dup(fd), "rb") as fin, os.fdopen(out, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT, skip: Path | None = None) -> int:
     """Copy the regular files under ``src`` to ``dst`` (links, devices and FIFOs skipped; nothing followed;
     at most ``limit`` bytes; none whose path relative to ``src`` exists under ``skip``). Returns the bytes
@@ -124,8 +141,7 @@ def _copy_regular_files(src: Path, dst: Path, limit: int = CACHE_COPY_LIMIT, ski
                     continue
                 target = dst / rel / name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with os.fdopen(os.dup(fd), "rb") as fin, open(target, "wb") as fout:
-                    shutil.copyfileobj(fin, fout)
+                _write_beside(target, fd)
                 copied += st.st_size
             except OSError:
                 continue

@@ -20,6 +20,13 @@ share one :class:`DeviceGate`:
 A lane thread normally enters timing from inside its own work: :meth:`DeviceGate.timing` lets go of that thread's
 work first and takes it back afterwards (after any timer that waited meanwhile), so two lanes waiting to time never
 hold each other up.
+
+Memory is not gated: lanes of one GPU hold their workers' memory side by side, and a pair can run out of GPU memory
+only because other lanes hold theirs (kernelbench-v0's 36_RMSNorm_ and four more tasks, three lanes on an 80 GB
+H100: benchmarks/results/2026-12-06-kb-selfrun-after-h100.md). :class:`PairTurns` is the device's second rule: lanes
+run their pairs side by side (:meth:`PairTurns.shared`), and a pair that ran out of GPU memory there runs again
+alone (:meth:`PairTurns.alone`: no other lane is inside a pair, and each has let go of its reference), so its
+verdict is the one it gets with the device to itself.
 """
 
 from __future__ import annotations
@@ -139,4 +146,53 @@ class DeviceGate:
             self._timing = True
 
 
-__all__ = ["DeviceGate"]
+class PairTurns:
+    """Pairs side by side, or one pair alone, for the lanes of one device (a readers-writer lock at the level of
+    whole pairs, with the lone pair first: once one waits, no lane starts another pair until it is done).
+
+    ``shared`` and ``alone`` are entered by a lane's thread outside :class:`DeviceGate`'s sections (around them),
+    so the two never wait on each other in opposite orders."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._inside = 0  # lanes inside a shared pair
+        self._alone = False
+        self._lone_waiting = 0
+        self.alone_count = 0  #: pairs run alone so far (for tests and logs)
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        """A pair (or a lane's closing) beside other lanes' pairs; waits while a pair runs alone or waits to."""
+        with self._cond:
+            while self._alone or self._lone_waiting:
+                self._cond.wait()
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._inside -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        """The device to one pair: waits until no other lane is inside a pair, and holds them all out until the
+        block ends. The caller must not be inside :meth:`shared` itself."""
+        with self._cond:
+            self._lone_waiting += 1
+            try:
+                while self._alone or self._inside:
+                    self._cond.wait()
+            finally:
+                self._lone_waiting -= 1
+            self._alone = True
+            self.alone_count += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._alone = False
+                self._cond.notify_all()
+
+
+__all__ = ["DeviceGate", "PairTurns"]

@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from .config import EvalConfig
-from .gate import DeviceGate
+from .gate import DeviceGate, PairTurns
 from .process import WorkerGone, WorkerProcess
 from .reference_side import ReferenceSide
 from .sandbox import Limits
@@ -70,15 +70,17 @@ def lane_cpus(lane: int, per_lane: int = 2) -> tuple[int, ...] | None:
 class Lane:
     """One timing lane: a device, spare candidate workers started ahead, and the reference of its task.
 
-    ``gate``: shared by the lanes of one device (the pool makes it); ``None``: a gate of this lane alone. ``name``
-    labels the lane in the gate's log."""
+    ``gate``: shared by the lanes of one device (the pool makes it); ``None``: a gate of this lane alone.
+    ``turns``: the device's :class:`~cudal1.harness.gate.PairTurns`, shared like the gate; ``None``: its own.
+    ``name`` labels the lane in the gate's log."""
 
     def __init__(self, spec: LaneSpec, device: str, env: dict[str, str], spares: int,
                  cpus: tuple[int, ...] | None = None, fork: bool = False, gate: DeviceGate | None = None,
-                 name: str = "") -> None:
+                 name: str = "", turns: PairTurns | None = None) -> None:
         self.spec, self.device, self.env = spec, device, env
         self.name = name or device
         self.gate = gate if gate is not None else DeviceGate(quiesce=lambda _timer: self.quiesce())
+        self.turns = turns if turns is not None else PairTurns()
         self.current: WorkerProcess | None = None  # the candidate worker of the pair running now (candidate code)
         self._held = False  # current stopped for another lane's timing
         self.fork = fork  # workers forked from warm templates (cudal1.harness.template), not started
@@ -338,17 +340,17 @@ def device_lanes(spec: LaneSpec, kind: str, gpus: Sequence[int], base_env: Mappi
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         physical = visible.split(",") if visible else None
         for gi, g in enumerate(gpus):
-            gate = DeviceGate()
+            gate, turns = DeviceGate(), PairTurns()
             env = {**base_env, "CUDA_VISIBLE_DEVICES": physical[g] if physical else str(g),
                    "CUDAL1_WARM_CUDA": WARM_SPARES[warm_spares]}
             for j in range(lanes_per_gpu):
                 cpus = lane_cpus(gi * lanes_per_gpu + j, cpus_per_lane)
                 lanes.append(Lane(spec, "cuda:0", dict(env), spares, cpus=cpus, fork=fork, gate=gate,
-                                  name=f"gpu{g}.{j}"))
+                                  name=f"gpu{g}.{j}", turns=turns))
     else:
-        gate = DeviceGate()
+        gate, turns = DeviceGate(), PairTurns()
         lanes = [Lane(spec, "cpu", {**base_env, "CUDA_VISIBLE_DEVICES": ""}, spares, fork=fork, gate=gate,
-                      name=f"cpu.{j}") for j in range(lanes_per_gpu)]
+                      name=f"cpu.{j}", turns=turns) for j in range(lanes_per_gpu)]
     for gate in {id(ln.gate): ln.gate for ln in lanes}.values():
         mine = [ln for ln in lanes if ln.gate is gate]
         gate.quiesce, gate.resume = functools.partial(_quiesce, mine), functools.partial(_resume, mine)

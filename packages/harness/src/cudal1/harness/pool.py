@@ -91,7 +91,10 @@ class EvalPool:
             and cuBLAS (:func:`cudal1.harness.worker.warm_cuda`), which a fresh candidate's first trial otherwise
             pays (0.93-2.39 s on an H100, benchmarks/results/2026-12-06-pair-breakdown-h100.md). **Do not use
             it yet**: on an H100 it turned four of six wrong or correct candidates into ``runtime_error``
-            (benchmarks/results/2026-12-06-first-trial-warm-h100.md; cause not yet found). No effect on a CPU pool.
+            (benchmarks/results/2026-12-06-first-trial-warm-h100.md): the worker died of SIGSEGV (the GPU test,
+            2026-12-06), most likely because seeding its kernel cache rewrote in place the digest kernel's launcher
+            library it had loaded while warming; seeding now renames new files over old ones
+            (:func:`cudal1.harness.buildcache.seed_cache`), but no GPU has run the test since. No effect on a CPU pool.
         hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
             output file; the store passed to :meth:`map` is hidden anyway).
     Raises:
@@ -278,6 +281,29 @@ class EvalPool:
             lane.drop_reference()
         return done()
 
+    def _shares_device(self, lane: Lane) -> bool:
+        """Whether other lanes of this pool use ``lane``'s device (and so hold memory on it beside its pairs)."""
+        return any(other is not lane and other.gate is lane.gate for other in self.lanes)
+
+    def _run_alone(self, lane: Lane, task: Task, candidate: Candidate, first: EvalResult, remaining: int,
+                   next_task: bool) -> EvalResult:
+        """Run again, with the device to itself, a pair that ran out of GPU memory beside other lanes' pairs
+        (:class:`~cudal1.harness.gate.PairTurns`): once the other lanes of the device are between pairs, each lets go
+        of what it holds there (its reference, spare workers and last candidate's process; started again for its
+        next pair), and the pair runs on ``lane`` as if it were the only one. Its verdict is that run's, whatever it
+        is (an out-of-memory error alone is the candidate's, or the task's); ``environment["retried_alone"]`` keeps
+        the first run's reason."""
+        with lane.turns.alone():
+            for other in self.lanes:
+                if other is not lane and other.gate is lane.gate:
+                    other.close()
+            with lane.work():
+                if lane.ref_failure is not None and lane.ref_failure[0] == task.hash:
+                    lane.ref_failure = None  # a reference that ran out of memory beside others gets its own try
+                lane.settle_previous()
+                res = self._run_on_lane(lane, task, candidate, remaining=remaining, next_task=next_task)
+        return replace(res, environment={**res.environment, "retried_alone": first.reason[:300]})
+
     def record_reference(self, side: ReferenceSide) -> None:
         """Keep the reference's set-up figures in the store of the running :meth:`map` (if any)."""
         store = self._store
@@ -405,9 +431,13 @@ class EvalPool:
                             remaining = left[0]
                         if self._stopping:
                             return
-                        with lane.work():  # the pair and its result: beside other lanes' work, never their timing
-                            res = self._run_on_lane(lane, task, cand, remaining=remaining,
-                                                    next_task=i == group[-1] and not q.empty())
+                        next_task = i == group[-1] and not q.empty()
+                        # the pair: beside other lanes' pairs and work, never their timing
+                        with lane.turns.shared(), lane.work():
+                            res = self._run_on_lane(lane, task, cand, remaining=remaining, next_task=next_task)
+                        if self._shares_device(lane) and out_of_device_memory(res) and not self._stopping:
+                            res = self._run_alone(lane, task, cand, res, remaining, next_task)
+                        with lane.work():  # its result
                             if digests.get(cand.source):
                                 res = replace(res, build={**res.build, "library_digest": digests[cand.source]})
                             with lock:
@@ -420,10 +450,10 @@ class EvalPool:
                                     on_result(i, res)
             except BaseException as e:  # noqa: BLE001
                 errors.append(e)
-                with lane.work():
+                with lane.turns.shared(), lane.work():
                     lane.close()
             finally:
-                with lane.work():
+                with lane.turns.shared(), lane.work():  # never while another lane's pair runs alone
                     if not self.keep_warm:
                         lane.close()
                     else:
@@ -439,6 +469,16 @@ class EvalPool:
         if errors:
             raise errors[0]
         return [r for r in results if r is not None]
+
+
+#: what torch's ``OutOfMemoryError`` says, as the workers' reasons quote it (:mod:`cudal1.harness.session`)
+OUT_OF_MEMORY_MARKS = ("CUDA out of memory", "OutOfMemoryError")
+
+
+def out_of_device_memory(res: EvalResult) -> bool:
+    """Whether pair ``res`` failed because the GPU's memory ran out, in either process (a candidate that says
+    so falsely only buys itself one more run, alone, under the same rules)."""
+    return res.status != "ok" and any(m in res.reason for m in OUT_OF_MEMORY_MARKS)
 
 
 _WARNED: set[str] = set()

@@ -151,7 +151,10 @@ def warm_cuda(*, libraries: bool) -> None:
     (:mod:`cudal1.harness.gate`). On an H100 a fresh candidate's first trial took 0.93-2.39 s against about 0.04 s
     for each later one (benchmarks/results/2026-12-06-pair-breakdown-h100.md). With ``libraries`` the first trials
     were 0.42-0.63 s on an H100, but four of six wrong or correct candidates on spares warmed this way ended
-    ``runtime_error`` (benchmarks/results/2026-12-06-first-trial-warm-h100.md): not to be used until that is found."""
+    ``runtime_error`` (benchmarks/results/2026-12-06-first-trial-warm-h100.md): the GPU test saw the worker die of
+    SIGSEGV, most likely the kernel-cache seeding that rewrote in place the launcher library this warm-up had loaded
+    (now replaced by rename: :func:`cudal1.harness.buildcache.seed_cache`); not to be used until a GPU passes
+    ``tests/harness/test_gpu.py::test_spares_warming_libraries_give_the_same_verdicts``."""
     import torch
 
     torch.empty(1, device="cuda")
