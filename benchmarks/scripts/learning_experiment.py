@@ -20,7 +20,9 @@ best-of-k geomean with a bootstrap CI, fraction of tasks improved):
                 (best-of-k over its larger k).
 
 The arms fork one another's run folders (sft -> self_train -> grpo / shuffled; sft -> sft_long; sft ->
-search), so they start from the same checkpoint and the same results store. ``grpo`` and ``shuffled`` take
+search), so they start from the same checkpoint and the same results store; the training arms also share one
+store of measurements per seed (``eval.shared_store``: seed<N>/measurements.sqlite), so that code two arms both
+wrote is timed once (each arm's own store still holds every result it used, and its exemplars come from it alone). ``grpo`` and ``shuffled`` take
 their GRPO rounds in turn (round r of both before round r + 1 of either), so that an experiment stopped by its
 budget has both arms' curves over the same rounds. Each phase is skipped when its output exists, so an
 interrupted experiment continues where it stopped.
@@ -121,7 +123,10 @@ def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: 
     from cudal1.policy.run_log import RunDir
 
     def recipe(*more: str) -> Any:
-        return load_recipe(base_recipe, [*overrides, f"seed={seed}", *more], configs_dir=CONFIGS)
+        # the seed's arms share what they measured (eval.shared_store): a completion two arms both wrote, as both GRPO
+        # arms do in their first round, is timed once
+        return load_recipe(base_recipe, [*overrides, f"seed={seed}", f"eval.shared_store={out / 'measurements.sqlite'}",
+                                         *more], configs_dir=CONFIGS)
 
     full = recipe()
     seconds: dict[str, float] = {}

@@ -142,10 +142,12 @@ def test_grpo_and_its_shuffled_control_take_their_rounds_in_turn(tmp_path, monke
     import cudal1.policy.pipeline as pipeline
 
     calls = []
+    stores: set[str | None] = set()  # every arm of the seed shares one store of measurements
 
     def fake_train(recipe, run, *, log, grpo_rounds_until=None):
         arm, shuffled = run.path.name, recipe.reward.shuffle
         calls.append((arm, shuffled, grpo_rounds_until))
+        stores.add(recipe.eval.shared_store)
         done = recipe.grpo.rounds if grpo_rounds_until is None else grpo_rounds_until
         stage = {"sft": "sft", "self_train": "self_train"}.get(arm, "grpo")
         if stage == "grpo":
@@ -169,6 +171,7 @@ def test_grpo_and_its_shuffled_control_take_their_rounds_in_turn(tmp_path, monke
     assert calls == [("sft", False, None), ("self_train", False, None),
                      ("grpo", False, 1), ("shuffled", True, 1), ("grpo", False, 2), ("shuffled", True, 2),
                      ("grpo", False, None), ("shuffled", True, None), ("sft_long", False, None), ("search", False, None)]
+    assert stores == {str(tmp_path / "measurements.sqlite")}
     assert json.loads((tmp_path / "shuffled" / "state.json").read_text()) == {"grpo_rounds_done": 3}
     calls.clear()
     (tmp_path / "shuffled" / "evaluation" / "grpo.json").unlink()

@@ -11,6 +11,7 @@ Two evaluators share one protocol (:class:`Evaluator`):
   every rank of a multi-process run (see that module).
 
 :func:`make_evaluator` picks one (Ray only when an address is given; the Ray module is imported only then).
+:class:`SharedMeasurements` wraps either so that runs share what they measured (a recipe's ``eval.shared_store``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cudal1.harness import EvalConfig, EvalPool, EvalResult, ResultStore
+from cudal1.harness.techniques import library_digest
 
 from .evaluator_protocol import Evaluator, EvaluatorError, Pair, _Closable
 
@@ -55,6 +57,68 @@ class LocalEvaluator(_Closable):
         super().close()
 
 
+class SharedMeasurements(_Closable):
+    """An evaluator that takes measurements other runs made: a pair its run's store lacks is read from ``shared``
+    (a results store several runs write) when ``shared`` holds that exact pair (task, candidate source) measured
+    under the same settings (``config``'s key) with the kernel-library code the candidate imports now, and is
+    added to the run's store as if measured here; every other pair goes to ``inner``, and what it measures is added
+    to ``shared``. ``fresh`` re-measurements always go to ``inner`` (and become ``shared``'s latest). A result
+    flagged ``unsandboxed`` is never taken from ``shared``.
+
+    The learning experiment's arms of one seed share one store: both GRPO arms draw their first round from the same
+    checkpoint with the same seed, and later rounds and the held-out evaluations repeat much of the same code
+    (benchmarks/results/2026-12-06-learning-seed0-h100.md), which each arm's own store measured again. Each arm's
+    store still holds every result it used (its contrastive exemplars come from it alone)."""
+
+    def __init__(self, inner: Evaluator, shared: ResultStore, config: EvalConfig,
+                 store: ResultStore | None = None) -> None:
+        self.inner, self.shared, self.config, self.store = inner, shared, config, store
+        self.taken = 0  #: pairs answered from ``shared`` so far
+
+    def _from_shared(self, task: Any, cand: Any) -> EvalResult | None:
+        hit = self.shared.lookup(task, cand, self.config)
+        if hit is None or "unsandboxed" in hit.flags:
+            return None
+        if hit.build.get("library_digest", "") != library_digest(cand.source):
+            return None  # measured with other library code than the candidate imports now
+        return hit
+
+    def evaluate(self, pairs: Sequence[Pair], *, run: str = "", fresh: bool = False) -> list[EvalResult]:
+        self._check_open()
+        if fresh:
+            results = self.inner.evaluate(pairs, run=run, fresh=True)
+            for (task, cand), res in zip(pairs, results, strict=True):
+                self.shared.add(res, task, cand, self.config, run=run)
+            return results
+        out: list[EvalResult | None] = [None] * len(pairs)
+        todo: list[int] = []
+        for i, (task, cand) in enumerate(pairs):
+            own = self.store.lookup(task, cand, self.config) if self.store is not None else None
+            hit = None if own is not None else self._from_shared(task, cand)
+            if hit is None:
+                todo.append(i)  # measured by ``inner`` (or read back from the run's own store there)
+                continue
+            out[i] = hit
+            self.taken += 1
+            if self.store is not None:
+                self.store.add(hit, task, cand, self.config, run=run)
+        if todo:
+            got = self.inner.evaluate([pairs[i] for i in todo], run=run)
+            for i, res in zip(todo, got, strict=True):
+                out[i] = res
+                task, cand = pairs[i]
+                if self.shared.lookup(task, cand, self.config) is None:
+                    self.shared.add(res, task, cand, self.config, run=run)
+        return [r for r in out if r is not None]
+
+    def close(self) -> None:
+        """Close ``inner`` and the shared store."""
+        if not self._closed:
+            self.inner.close()
+            self.shared.close()
+        super().close()
+
+
 def make_evaluator(config: EvalConfig, *, ray_address: str | None = None, store: ResultStore | None = None,
                    **kw: Any) -> Evaluator:
     """A :class:`~cudal1.policy.ray_evaluator.RayEvaluator` when ``ray_address`` is given (``"local"`` starts a local instance), else a
@@ -68,4 +132,4 @@ def make_evaluator(config: EvalConfig, *, ray_address: str | None = None, store:
     return LocalEvaluator(config, store=store, **kw)
 
 
-__all__ = ["Evaluator", "EvaluatorError", "LocalEvaluator", "Pair", "make_evaluator"]
+__all__ = ["Evaluator", "EvaluatorError", "LocalEvaluator", "Pair", "SharedMeasurements", "make_evaluator"]

@@ -113,7 +113,14 @@ def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:
         kw["gpus"] = [int(os.environ.get("LOCAL_RANK", "0"))]
     elif recipe.eval.ray_address is None and not cfg.is_cuda:
         kw["cpu_lanes"] = recipe.eval.cpu_lanes
-    return make_evaluator(cfg, ray_address=recipe.eval.ray_address, store=store, **kw)
+    evaluator = make_evaluator(cfg, ray_address=recipe.eval.ray_address, store=store, **kw)
+    if recipe.eval.shared_store:
+        from cudal1.harness import ResultStore as _Store
+
+        from .evaluators import SharedMeasurements
+
+        return SharedMeasurements(evaluator, _Store(recipe.eval.shared_store), cfg, store)
+    return evaluator
 
 
 def _judge(spec: str | None) -> Any:

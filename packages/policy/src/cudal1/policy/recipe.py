@@ -75,12 +75,17 @@ class EvalSection:
     device: ``auto`` (cuda when visible, else cpu), ``cpu`` or ``cuda``; cpu_lanes: CPU harness lanes;
     lanes_per_gpu: harness lanes on each GPU (they overlap all but timing: :mod:`cudal1.harness.gate`); ray_address: Ray actors when set. harness: any field of :class:`cudal1.harness.EvalConfig` but ``device``
     (trials, time_budget_s, warmup, buckets, input_sets, rtol, atol, ...); each stage section's own
-    ``harness`` mapping overrides these for that stage."""
+    ``harness`` mapping overrides these for that stage. shared_store: a results store (a path) that runs share:
+    a pair this run's own store lacks is read from it when it holds that pair measured under the same settings,
+    and each new measurement is added to it (:class:`cudal1.policy.evaluators.SharedMeasurements`; the
+    learning experiment's arms of one seed share one, so a completion two arms both wrote is timed once);
+    null: none."""
 
     device: str = "auto"
     cpu_lanes: int = 1
     lanes_per_gpu: int = 1
     ray_address: str | None = None
+    shared_store: str | None = None
     harness: dict[str, Any] = field(default_factory=dict)
 
 
