@@ -20,6 +20,10 @@
 #       machine needs to continue (learning_state.py: every run folder, the checkpoints still read) comes back as
 #       learning-state.tar.gz.part-NN (at most 4 of 15 MiB): keep the newest parts in .state/learning here; on a fresh
 #       machine, carry them (with the GGUF's parts, 64 MiB a call) and the learning phase restores them first.
+#       A seed takes more device time than one session lends (about 1900 s for seed 0 on an H100 against 1800),
+#       and .state/ does not outlive the session's checkout: at the session's end, commit the newest parts with the
+#       session's results page (benchmarks/results/DATE-learning-*/state/), and copy them back to .state/learning
+#       at the start of the next session (2026-12-06: a seed's state was lost so).
 set -u
 shopt -s nullglob  # wheels may all sit in .whl/ws (carried apart from the GGUF parts)
 : "${OUT:=/tmp/cudal1-out}"
@@ -73,17 +77,20 @@ for phase in "$@"; do
         for i in "${!variants[@]}"; do echo "== $i: ${variants[$i]}"; grep -E "^(SFT|sft |base )" "$OUT/probe-$i.txt"; done
         continue
       fi
-      if [ ! -d runs/learning ] && compgen -G '.state/learning/learning-state.tar.gz.part-*' > /dev/null; then
-        python3 benchmarks/scripts/learning_state.py unpack .state/learning runs/learning >> "$OUT/phases.txt" \
+      # LEARN_NAME: the experiment's folder runs/NAME and its carried state .state/NAME (default learning; e.g.
+      # LEARN_NAME=learning-family LEARN_ARGS=--family-split for the family split)
+      name=${LEARN_NAME:-learning}
+      if [ ! -d "runs/$name" ] && compgen -G ".state/$name/learning-state.tar.gz.part-*" > /dev/null; then
+        python3 benchmarks/scripts/learning_state.py unpack ".state/$name" "runs/$name" >> "$OUT/phases.txt" \
           || { echo "learning: the carried state did not restore (a part missing?)" >&2; exit 2; }
       fi
       timeout "${LEARN_S:-560}" python3 benchmarks/scripts/learning_experiment.py --recipe embedded-zoo-h200 \
-        --out runs/learning --seeds "${LEARN_SEEDS:-0}" --budget-s "${LEARN_BUDGET:-420}" ${LEARN_ARGS:-} \
+        --out "runs/$name" --seeds "${LEARN_SEEDS:-0}" --budget-s "${LEARN_BUDGET:-420}" ${LEARN_ARGS:-} \
         > "$OUT/learning.txt" 2>&1
       echo "learning rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -25 "$OUT/learning.txt"
       # what comes back: at most 8 files (phases, versions, the log, the small files, and up to 4 parts of state)
-      tar -C runs --exclude=checkpoint --exclude=trainer -czf "$OUT/learning.tar.gz" learning
-      python3 benchmarks/scripts/learning_state.py pack runs/learning "$OUT" | tee -a "$OUT/phases.txt"
+      tar -C runs --exclude=checkpoint --exclude=trainer -czf "$OUT/learning.tar.gz" "$name"
+      python3 benchmarks/scripts/learning_state.py pack "runs/$name" "$OUT" | tee -a "$OUT/phases.txt"
       cat "$OUT/pip.txt" >> "$OUT/versions.txt" 2>/dev/null; rm -f "$OUT/pip.txt" ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac

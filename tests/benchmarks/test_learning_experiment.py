@@ -187,3 +187,19 @@ def test_grpo_and_its_shuffled_control_take_their_rounds_in_turn(tmp_path, monke
     with pytest.raises(lx.BudgetSpent, match="before sft_long"):
         lx.run_seed("default", over, 0, tmp_path, log=lambda m: None, deadline=0.0)
     assert calls == [] and not (tmp_path / "sft_long").exists()
+
+
+def test_the_family_split_selects_tasks_of_builtin_v1_with_seed_answers_for_the_gpu_recipe():
+    from cudal1.policy.pipeline import training_examples
+    from cudal1.policy.recipe import load_recipe
+    from cudal1.policy.splits import family_of, split
+    from cudal1.policy.tasks import train_and_held_out
+
+    recipe = load_recipe("embedded-zoo-h200", list(lx.FAMILY_SPLIT), configs_dir=lx.CONFIGS)
+    train, held = train_and_held_out(recipe.tasks, recipe.evaluation.names)
+    s = split("builtin-v1")
+    assert s.kind == "family" and len(train) == len(held) == 8
+    assert {t.name for t in train} <= set(s.train) and {t.name for t in held} <= set(s.held_out)
+    assert not {family_of(t.name) for t in train} & {family_of(t.name) for t in held}  # whole families apart
+    examples = training_examples(recipe, train, held)
+    assert len(examples) >= 8 and not any(t.source in str(ex) for t in held for ex in examples)
