@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device-side runs of the trust-boundary work (issue 15), phase by phase, with the device machine's python3:
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup check       # sandbox probe, GPU tests, boundary tests
-#   KB_LEVEL=1 bash benchmarks/scripts/gpu_boundary_run.sh setup kb    # KernelBench self-run (resumes)
+#   KB_LEVEL=1 bash benchmarks/scripts/gpu_boundary_run.sh setup kb    # KernelBench self-run (resumes; KB_LANES=3,
+#                                       # KB_AGAIN=1: the stored pairs that ran out of GPU memory measured again first)
 #   LABEL=run1 bash benchmarks/scripts/gpu_boundary_run.sh setup builtin   # built-in suite self-run, timed
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup integrity   # the integrity table (resumes; INTEGRITY_BUDGET)
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
@@ -40,7 +41,8 @@ for phase in "$@"; do
     kb)
       timeout "${KB_S:-540}" python3 benchmarks/scripts/kb_selfrun.py --suite-dir "$PWD/.carry/kb/kernelbench-v0" \
         ${KB_LEVEL:+--level $KB_LEVEL} ${KB_TASKS:+--tasks $KB_TASKS} --store .carry/state/${KB_STORE:-kb-after}.sqlite \
-        --budget-s "${KB_BUDGET:-480}" --label "${LABEL:-after}" --chunk "${KB_CHUNK:-6}" ${KB_LANES:+--lanes $KB_LANES} > "$OUT/kb-log-$(date +%H%M%S).txt" 2>&1
+        --budget-s "${KB_BUDGET:-480}" --label "${LABEL:-after}" --chunk "${KB_CHUNK:-6}" ${KB_LANES:+--lanes $KB_LANES} ${KB_AGAIN:+--again-out-of-memory} \
+        > "$OUT/kb-log-$(date +%H%M%S).txt" 2>&1
       echo "kb rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -30 "$OUT"/kb-log-*.txt
       checkpoint .carry/state/${KB_STORE:-kb-after}.sqlite
       cp .carry/state/${KB_STORE:-kb-after}.sqlite "$OUT/" ;;

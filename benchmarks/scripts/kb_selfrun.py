@@ -21,6 +21,7 @@ import sys
 import time
 
 from cudal1.harness import EvalConfig, EvalPool, ResultStore, load_suite, reference_candidate
+from cudal1.harness.pool import out_of_device_memory
 
 
 def main() -> int:
@@ -38,6 +39,10 @@ def main() -> int:
                     help="EvalPool(fork_workers=...): the pool's default (started on a GPU), or forced either way")
     ap.add_argument("--lanes", type=int, default=1,
                     help="EvalPool(lanes_per_gpu=...): candidate lanes sharing the GPU (default 1, the pool's)")
+    ap.add_argument("--again-out-of-memory", action="store_true",
+                    help="measure again the stored pairs that ran out of GPU memory (lanes sharing the card before a "
+                    "pair so failed ran again alone); the new result is added, and report_selfrun.py reads a task's "
+                    "latest")
     a = ap.parse_args()
     t0 = time.monotonic()
     if bool(a.suite) == bool(a.suite_dir):
@@ -50,7 +55,13 @@ def main() -> int:
     cfg = EvalConfig(device="cuda", cache_dir=a.cache)
     store = ResultStore(a.store)
     todo = [t for t in tasks if store.lookup(t, reference_candidate(t), cfg) is None]
-    print(f"{a.label}: {len(tasks)} tasks, {len(todo)} not stored yet", flush=True)
+    again = set()
+    if a.again_out_of_memory:
+        again = {t.name for t in tasks if (prev := store.lookup(t, reference_candidate(t), cfg)) is not None
+                 and out_of_device_memory(prev)}
+        todo = [t for t in tasks if t.name in again] + todo
+    print(f"{a.label}: {len(tasks)} tasks, {len(todo) - len(again)} not stored yet"
+          + (f", {len(again)} out of GPU memory to measure again" if a.again_out_of_memory else ""), flush=True)
     pool = EvalPool(cfg, fork_workers={"default": None, "yes": True, "no": False}[a.fork_workers],
                     lanes_per_gpu=a.lanes)
     done = 0
@@ -63,7 +74,11 @@ def main() -> int:
             print(f"{time.monotonic() - t0:7.1f}s  {r.task:<50} {r.status:<13} {sp:>7}  {','.join(r.flags)}  "
                   f"{r.reason[:160] if r.status != 'ok' else ''}", flush=True)
 
-        pool.map(pairs, store=store, run=a.label, on_result=show)
+        fresh = [p for p in pairs if p[0].name in again]
+        if fresh:  # not read back from the store: measured, then added as the task's latest result
+            for (t, c), r in zip(fresh, pool.map(fresh, on_result=show), strict=True):
+                store.add(r, t, c, cfg, run=f"{a.label}:again")
+        pool.map([p for p in pairs if p[0].name not in again], store=store, run=a.label, on_result=show)
         done += len(chunk)
     store.close()
     con = sqlite3.connect(a.store)

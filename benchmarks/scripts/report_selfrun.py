@@ -19,8 +19,15 @@ from pathlib import Path
 
 
 def load(path: str) -> list[dict]:
+    """Each task's latest record (a self-run has one pair a task; a pair measured again, as
+    ``kb_selfrun.py --again-out-of-memory`` does, supersedes the earlier one, which stays in the store)."""
     db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
-    return [json.loads(r[0]) for r in db.execute("SELECT record FROM results ORDER BY id")]
+    latest: dict[str, dict] = {}
+    for (rec,) in db.execute("SELECT record FROM results ORDER BY id"):
+        r = json.loads(rec)
+        latest.pop(r["task"], None)
+        latest[r["task"]] = r  # in the order of each task's latest measurement
+    return list(latest.values())
 
 
 def level_of(rec: dict, levels: dict[str, int]) -> str:
