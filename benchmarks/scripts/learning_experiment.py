@@ -22,10 +22,10 @@ best-of-k geomean with a bootstrap CI, fraction of tasks improved):
 The arms fork one another's run folders (sft -> self_train -> grpo / shuffled; sft -> sft_long; sft ->
 search), so they start from the same checkpoint and the same results store; the training arms also share one
 store of measurements per seed (``eval.shared_store``: seed<N>/measurements.sqlite), so that code two arms both
-wrote is timed once (each arm's own store still holds every result it used, and its exemplars come from it alone). ``grpo`` and ``shuffled`` take
-their GRPO rounds in turn (round r of both before round r + 1 of either), so that an experiment stopped by its
-budget has both arms' curves over the same rounds. Each phase is skipped when its output exists, so an
-interrupted experiment continues where it stopped.
+wrote is timed once (each arm's own store still holds every result it used, and its exemplars come from it
+alone). ``grpo`` and ``shuffled`` take their GRPO rounds in turn (round r of both before round r + 1 of either),
+so that an experiment stopped by its budget has both arms' curves over the same rounds. Each phase is skipped
+when its output exists, so an interrupted experiment continues where it stopped.
 
 Pooled over seeds: per arm, the geomean of the best paid speedup over (seed, held-out task) pairs with a
 bootstrap 95% CI over those pairs, and the mean of the other figures. Learning is claimed only when the

@@ -109,7 +109,7 @@ def _write_beside(target: Path, fd: int) -> None:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.part")
     out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
-        with os.fdopen(os.dup(fd), "rb") as fin, os.fdopen(out, "wb") as fout:
+        with os.fdopen(out, "wb") as fout, os.fdopen(os.dup(fd), "rb") as fin:
             shutil.copyfileobj(fin, fout)
         os.replace(tmp, target)
     except BaseException:
