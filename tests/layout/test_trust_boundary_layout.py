@@ -33,7 +33,7 @@ SHARED = {"wire", "types", "config", "flags", "compare", "digest", "digest_kerne
 PARENT = {"", "__main__", "pool", "lanes", "gate", "builds", "pair", "rounds", "reference_side", "drift_recheck",
           "process", "sandbox", "resources", "template", "leaves", "protocol", "verdict", "clockcheck", "attempts", "timing",
           "store", "cli", "report", "report_html", "roofline", "summary", "solutions", "suite", "static_checks",
-          "syntax", "techniques", "devices"}
+          "syntax", "library_imports", "techniques", "devices"}
 
 
 def _harness_graph() -> dict[str, set[str]]:

@@ -1,0 +1,160 @@
+"""Whether a source's top-level imports ask an installed kernel library for a module or a name it does not have,
+answered in the parent by reading the library's files: nothing of the candidate or of the library runs.
+
+A policy composing a kernel library's ops often imports ops the library does not have (``from cudal1.kernelzoo
+import conv2d``): 29 of 35 compile errors of one H100 learning run (benchmarks/results/2026-12-05-learning-h100.md),
+103 of the 280 pairs seed 0 of the learning experiment evaluated. The worker would end each such pair
+``compile_error`` with Python's ``ImportError`` after starting, importing torch and loading the task (0.78 s median
+on an H100 with warm spares); this answers the same in microseconds, before any worker or reference.
+
+Only what the worker would certainly fail is answered here; everything else is left to it:
+
+- only import statements at the top level of the source (not inside ``try``, ``if`` or a function, where a
+  fallback or a later call decides what happens), of a kernel library registered in the entry-point group
+  :data:`cudal1.harness.static_checks.KERNEL_LIBRARY_GROUP`, or of a module of its namespace package (``cudal1``:
+  for those, only whether the module exists, as ``cudal1.kernelzao`` or ``cudal1.linear`` does not);
+- a name counts as there when the module's file binds it anywhere at its top level (also inside ``if`` / ``try``
+  blocks), or, for a package, when a submodule of that name exists; a module whose names cannot be read without
+  running it (a module-level ``__getattr__``, a star import, ``globals()``) is never judged.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+from .static_checks import kernel_libraries
+
+
+def _module_path(dotted: str) -> tuple[Path, bool] | None:
+    """``(file, is_package)`` of module ``dotted`` found on the file system from its top-level package's location
+    (a package: its ``__init__.py``, or its folder for a namespace package); None when there is no such module."""
+    parts = dotted.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    locs = [Path(p) for p in (spec.submodule_search_locations or [])]
+    if len(parts) == 1:
+        return (Path(spec.origin), bool(locs)) if spec.origin else ((locs[0], True) if locs else None)
+    for i, comp in enumerate(parts[1:], start=1):
+        last = i == len(parts) - 1
+        dirs = [loc / comp for loc in locs if (loc / comp).is_dir()]
+        if last:
+            for loc in locs:
+                if (loc / f"{comp}.py").is_file():
+                    return loc / f"{comp}.py", False
+            for d in dirs:
+                return (d / "__init__.py", True) if (d / "__init__.py").is_file() else (d, True)
+            return None
+        if not dirs:
+            return None
+        locs = dirs
+    return None
+
+
+def _is_namespace(top: str) -> bool:
+    """Whether top-level package ``top`` is a namespace package (portions on the file system, no ``__init__`` that
+    could add modules at run time), such as ``cudal1``."""
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin in (None, "namespace") and bool(spec.submodule_search_locations)
+
+
+def _bound_names(stmts: list[ast.stmt]) -> set[str] | None:
+    """Names the statements bind at module level (descending into ``if`` / ``try`` / ``with`` / ``for`` blocks, not
+    into functions or classes); None when that cannot be told without running them."""
+    names: set[str] = set()
+    for node in stmts:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == "__getattr__":
+                return None
+            names.add(node.name)
+        elif isinstance(node, ast.Import):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if any(a.name == "*" for a in node.names):
+                return None
+            names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+                               ast.AsyncWith)):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith))
+                       else [node.target])
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        if isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+            blocks += [h.body for h in getattr(node, "handlers", [])]
+            for block in blocks:
+                inner = _bound_names(block)
+                if inner is None:
+                    return None
+                names |= inner
+    return names
+
+
+def _module_names(path: Path, is_package: bool) -> set[str] | None:
+    """What ``from <module> import NAME`` finds in the module at ``path``: its bound names and, for a package, its
+    submodules; None when that cannot be told without running it."""
+    names: set[str] = set()
+    if path.is_file():
+        try:
+            source = path.read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            return None
+        if "globals()" in source:
+            return None
+        bound = _bound_names(tree.body)
+        if bound is None:
+            return None
+        names |= bound
+    if is_package:
+        folder = path.parent if path.is_file() else path
+        names.update(p.stem for p in folder.glob("*.py"))
+        names.update(p.name for p in folder.iterdir() if p.is_dir())
+    return names
+
+
+def library_import_problem(source: str) -> str:
+    """``"cannot import name 'X' from 'LIB' (...)"`` (or ``"no module named 'LIB.M'"``) for the first top-level
+    import of ``source`` that asks an installed kernel library for something it does not have, else ``""``. The
+    worker would end the pair ``compile_error`` with the same ``ImportError``; nothing runs here."""
+    libs = kernel_libraries()
+    if not libs:
+        return ""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""  # the syntax check answers that
+    ours = lambda m: any(m == lib or m.startswith(lib + ".") for lib in libs)  # noqa: E731
+    spaces = {root for lib in libs if "." in lib and _is_namespace(root := lib.split(".")[0])}
+    in_space = lambda m: m.split(".")[0] in spaces and "." in m  # noqa: E731 - cudal1.<anything>
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if (ours(a.name) or in_space(a.name)) and _module_path(a.name) is None:
+                    return f"no module named {a.name!r}: the installed packages have no such module"
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module and (ours(node.module)
+                                                                                      or in_space(node.module)):
+            found = _module_path(node.module)
+            if found is None:
+                return f"no module named {node.module!r}: the installed packages have no such module"
+            if not ours(node.module):
+                continue  # another package of the namespace: only whether the module exists is judged
+            names = _module_names(*found)
+            if names is None:
+                continue
+            for a in node.names:
+                if a.name != "*" and a.name not in names:
+                    return (f"cannot import name {a.name!r} from {node.module!r}: the installed kernel library has "
+                            "no such name (its ops are listed in its __init__)")
+    return ""
+
+
+__all__ = ["library_import_problem"]
