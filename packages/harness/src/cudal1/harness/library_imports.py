@@ -66,6 +66,9 @@ def _is_namespace(top: str) -> bool:
     return spec is not None and spec.origin in (None, "namespace") and bool(spec.submodule_search_locations)
 
 
+_TRY_STAR = getattr(ast, "TryStar", ast.Try)  # ``try: ... except* ...`` (Python 3.11+)
+
+
 def _bound_names(stmts: list[ast.stmt]) -> set[str] | None:
     """Names the statements bind at module level (descending into ``if`` / ``try`` / ``with`` / ``for`` blocks, not
     into functions or classes); None when that cannot be told without running them."""
@@ -87,7 +90,9 @@ def _bound_names(stmts: list[ast.stmt]) -> set[str] | None:
                        [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith))
                        else [node.target])
             names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-        if isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(node, ast.Match):  # its cases bind names by patterns: not read here
+            return None
+        if isinstance(node, (ast.If, ast.Try, _TRY_STAR, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
             blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
             blocks += [h.body for h in getattr(node, "handlers", [])]
             for block in blocks:
@@ -108,7 +113,7 @@ def _module_names(path: Path, is_package: bool) -> set[str] | None:
             tree = ast.parse(source)
         except (OSError, SyntaxError, ValueError, RecursionError):
             return None
-        if "globals()" in source:
+        if "globals()" in source or "exec(" in source:  # names bound at run time
             return None
         bound = _bound_names(tree.body)
         if bound is None:
