@@ -21,49 +21,16 @@ Only what the worker would certainly fail is answered here; everything else is l
 from __future__ import annotations
 
 import ast
-import importlib.util
 from pathlib import Path
 
-from .static_checks import kernel_libraries
-
-
-def _module_path(dotted: str) -> tuple[Path, bool] | None:
-    """``(file, is_package)`` of module ``dotted`` found on the file system from its top-level package's location
-    (a package: its ``__init__.py``, or its folder for a namespace package); None when there is no such module."""
-    parts = dotted.split(".")
-    try:
-        spec = importlib.util.find_spec(parts[0])
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    locs = [Path(p) for p in (spec.submodule_search_locations or [])]
-    if len(parts) == 1:
-        return (Path(spec.origin), bool(locs)) if spec.origin else ((locs[0], True) if locs else None)
-    for i, comp in enumerate(parts[1:], start=1):
-        last = i == len(parts) - 1
-        dirs = [loc / comp for loc in locs if (loc / comp).is_dir()]
-        if last:
-            for loc in locs:
-                if (loc / f"{comp}.py").is_file():
-                    return loc / f"{comp}.py", False
-            for d in dirs:
-                return (d / "__init__.py", True) if (d / "__init__.py").is_file() else (d, True)
-            return None
-        if not dirs:
-            return None
-        locs = dirs
-    return None
+from .static_checks import kernel_libraries, module_location
 
 
 def _is_namespace(top: str) -> bool:
     """Whether top-level package ``top`` is a namespace package (portions on the file system, no ``__init__`` that
     could add modules at run time), such as ``cudal1``."""
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return False
-    return spec is not None and spec.origin in (None, "namespace") and bool(spec.submodule_search_locations)
+    found = module_location(top)
+    return found is not None and found[1] and not any((d / "__init__.py").is_file() for d in found[0])
 
 
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)  # ``try: ... except* ...`` (Python 3.11+)
@@ -103,11 +70,12 @@ def _bound_names(stmts: list[ast.stmt]) -> set[str] | None:
     return names
 
 
-def _module_names(path: Path, is_package: bool) -> set[str] | None:
-    """What ``from <module> import NAME`` finds in the module at ``path``: its bound names and, for a package, its
-    submodules; None when that cannot be told without running it."""
+def _module_names(paths: list[Path], is_package: bool) -> set[str] | None:
+    """What ``from <module> import NAME`` finds in the module at ``paths`` (:func:`module_location`): the names its
+    file binds and, for a package, its submodules; None when that cannot be told without running it."""
     names: set[str] = set()
-    if path.is_file():
+    files = [d / "__init__.py" for d in paths if (d / "__init__.py").is_file()][:1] if is_package else paths[:1]
+    for path in files:
         try:
             source = path.read_text(encoding="utf-8", errors="replace")
             tree = ast.parse(source)
@@ -120,9 +88,9 @@ def _module_names(path: Path, is_package: bool) -> set[str] | None:
             return None
         names |= bound
     if is_package:
-        folder = path.parent if path.is_file() else path
-        names.update(p.stem for p in folder.glob("*.py"))
-        names.update(p.name for p in folder.iterdir() if p.is_dir())
+        for folder in paths:
+            names.update(p.stem for p in folder.glob("*.py"))
+            names.update(p.name for p in folder.iterdir() if p.is_dir())
     return names
 
 
@@ -143,11 +111,11 @@ def library_import_problem(source: str) -> str:
     for node in tree.body:
         if isinstance(node, ast.Import):
             for a in node.names:
-                if (ours(a.name) or in_space(a.name)) and _module_path(a.name) is None:
+                if (ours(a.name) or in_space(a.name)) and module_location(a.name) is None:
                     return f"no module named {a.name!r}: the installed packages have no such module"
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module and (ours(node.module)
                                                                                       or in_space(node.module)):
-            found = _module_path(node.module)
+            found = module_location(node.module)
             if found is None:
                 return f"no module named {node.module!r}: the installed packages have no such module"
             if not ours(node.module):

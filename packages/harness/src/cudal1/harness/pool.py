@@ -282,9 +282,9 @@ class EvalPool:
             lane.drop_reference()
         return done()
 
-    def _shares_device(self, lane: Lane) -> bool:
-        """Whether other lanes of this pool use ``lane``'s device (and so hold memory on it beside its pairs)."""
-        return any(other is not lane and other.gate is lane.gate for other in self.lanes)
+    def _device_siblings(self, lane: Lane) -> list[Lane]:
+        """The pool's other lanes on ``lane``'s device (they hold memory on it beside its pairs)."""
+        return [other for other in self.lanes if other is not lane and other.gate is lane.gate]
 
     def _run_alone(self, lane: Lane, task: Task, candidate: Candidate, first: EvalResult, remaining: int,
                    next_task: bool) -> EvalResult:
@@ -295,9 +295,8 @@ class EvalPool:
         is (an out-of-memory error alone is the candidate's, or the task's); ``environment["retried_alone"]`` keeps
         the first run's reason."""
         with lane.turns.alone():
-            for other in self.lanes:
-                if other is not lane and other.gate is lane.gate:
-                    other.close()
+            for other in self._device_siblings(lane):
+                other.close()
             with lane.work():
                 if lane.ref_failure is not None and lane.ref_failure[0] == task.hash:
                     lane.ref_failure = None  # a reference that ran out of memory beside others gets its own try
@@ -436,7 +435,7 @@ class EvalPool:
                         # the pair: beside other lanes' pairs and work, never their timing
                         with lane.turns.shared(), lane.work():
                             res = self._run_on_lane(lane, task, cand, remaining=remaining, next_task=next_task)
-                        if self._shares_device(lane) and out_of_device_memory(res) and not self._stopping:
+                        if out_of_device_memory(res) and self._device_siblings(lane) and not self._stopping:
                             res = self._run_alone(lane, task, cand, res, remaining, next_task)
                         with lane.work():  # its result
                             if digests.get(cand.source):

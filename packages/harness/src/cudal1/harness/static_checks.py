@@ -327,31 +327,37 @@ def library_kernels(source: str) -> list[str]:
     return sorted(names)
 
 
-def module_files(dotted: str) -> list[Path]:
-    """The ``.py`` files of module or package ``dotted`` (a package: every file under it), found on the file
-    system from its top-level package's location: no package code runs (``find_spec`` of a submodule would
-    execute its parents' ``__init__``)."""
+def module_location(dotted: str) -> tuple[list[Path], bool] | None:
+    """Where module ``dotted`` lies, found on the file system from its top-level package's location (no package
+    code runs: ``find_spec`` of a submodule would execute its parents' ``__init__``): ``([file], False)`` for a
+    module, ``(folders, True)`` for a package (each portion of a namespace package); None when there is none."""
     parts = dotted.split(".")
     try:
         spec = importlib.util.find_spec(parts[0])
     except (ImportError, ValueError):
-        return []
+        return None
     if spec is None:
-        return []
+        return None
     locs = [Path(p) for p in (spec.submodule_search_locations or [])]
     if not locs:
-        return [Path(spec.origin)] if spec.origin and spec.origin.endswith(".py") and len(parts) == 1 else []
-    for comp in parts[1:]:
-        nxt: list[Path] = []
-        for loc in locs:
-            if (loc / comp).is_dir():
-                nxt.append(loc / comp)
-            elif (loc / f"{comp}.py").is_file() and comp == parts[-1]:
-                return [loc / f"{comp}.py"]
-        if not nxt:
-            return []
-        locs = nxt
-    return [f for loc in locs for f in sorted(loc.rglob("*.py"))]
+        return ([Path(spec.origin)], False) if spec.origin and spec.origin.endswith(".py") and len(parts) == 1 else None
+    for i, comp in enumerate(parts[1:], start=1):
+        dirs = [loc / comp for loc in locs if (loc / comp).is_dir()]
+        if not dirs:
+            files = [loc / f"{comp}.py" for loc in locs if (loc / f"{comp}.py").is_file()]
+            return ([files[0]], False) if files and i == len(parts) - 1 else None
+        locs = dirs
+    return locs, True
+
+
+def module_files(dotted: str) -> list[Path]:
+    """The ``.py`` files of module or package ``dotted`` (a package: every file under it), found by
+    :func:`module_location`."""
+    found = module_location(dotted)
+    if found is None:
+        return []
+    paths, package = found
+    return [f for loc in paths for f in sorted(loc.rglob("*.py"))] if package else paths
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:
