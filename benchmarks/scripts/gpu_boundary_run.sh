@@ -8,6 +8,9 @@
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup profile   # where a pair's wall time goes
 #   PROFILE_TASKS=a,b,c bash benchmarks/scripts/gpu_boundary_run.sh setup lanes   # 1 vs 2 lanes per GPU (issue 41)
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup placement   # batch speeds vs memory placement (issue 40)
+#   GAP_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup selfgap   # a task's speed per fresh process:
+#       plain, after check_task, under memory pressure (issue 40: 9_ResNet18 1.30x against itself on three lanes);
+#       then e.g. KB_TASKS=a,b KB_STORE=kb-onelane KB_LANES=1 ... kb for the same self-pairs on one lane
 #   bash benchmarks/scripts/gpu_boundary_run.sh setup firsttrial  # a fresh process's first GPU work, step by step (issue 41)
 #   PROFILE_TASKS=a,b bash benchmarks/scripts/gpu_boundary_run.sh setup warm   # warm_spares context vs libraries (issue 41)
 #   SELF_FORK=yes SELF_STORE=forked bash benchmarks/scripts/gpu_boundary_run.sh setup selfrun   # forked workers (issue 41)
@@ -73,6 +76,11 @@ for phase in "$@"; do
       echo "h2h rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -12 "$OUT"/h2h-log-*.txt
       checkpoint .carry/state/h2h.sqlite
       cp .carry/state/h2h.sqlite "$OUT/" ;;
+    selfgap)  # issue 40: self-pairs of the same code at 1.13-1.30x (probe_self_pair_gap.py)
+      timeout "${GAP_S:-300}" python3 benchmarks/probes/probe_self_pair_gap.py \
+        "${GAP_TASKS:-9_ResNet18,7_GoogleNetInceptionV1,37_LTSMCn}" --suite "kernelbench:$PWD/.carry/kb/kernelbench-v0" \
+        --procs "${GAP_PROCS:-3}" > "$OUT/selfgap.txt" 2>&1
+      echo "selfgap rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; grep '^#' "$OUT/selfgap.txt" ;;
     placement)  # issue 40: why a memory-bound task's batches run at two or three speeds (probe_placement.py)
       timeout "${PLACEMENT_S:-300}" python3 benchmarks/probes/probe_placement.py "${PLACEMENT_TASKS:-mean_dim,mse_loss,tanh}" \
         > "$OUT/placement.txt" 2>&1
