@@ -144,6 +144,33 @@ def test_the_recipes_lanes_per_gpu_reach_the_evaluator_on_cuda_only(monkeypatch,
     assert made[2]["cpu_lanes"] == 3 and "cpu_lanes" not in made[0]
 
 
+def test_the_recipes_warm_spares_reach_the_evaluator_on_cuda_only(monkeypatch, fast):
+    """``eval.warm_spares`` reaches a GPU pool (local or Ray); the pool's default is left to the pool, and a CPU
+    evaluator never gets it."""
+    from cudal1.policy import pipeline
+    from cudal1.policy.recipe import Recipe
+
+    made = []
+    monkeypatch.setattr(evaluators, "make_evaluator", lambda cfg, **kw: made.append(kw))
+    for device, ray_address, warm in (("cuda", None, "libraries"), ("cuda", "auto", "libraries"),
+                                      ("cpu", None, "libraries"), ("cuda", None, "context")):
+        recipe = Recipe.from_dict({"eval": {"warm_spares": warm, "ray_address": ray_address}})
+        pipeline._make_evaluator(recipe, EvalConfig(device=device), store=None)
+    assert [kw.get("warm_spares") for kw in made] == ["libraries", "libraries", None, None]
+
+
+def test_a_local_evaluator_hands_warm_spares_to_its_pool(monkeypatch, fast):
+    seen = {}
+
+    class FakePool:
+        def __init__(self, config, **kw):
+            seen.update(kw)
+
+    monkeypatch.setattr(evaluators, "EvalPool", FakePool)
+    evaluators.LocalEvaluator(fast, warm_spares="libraries")
+    assert seen["warm_spares"] == "libraries" and seen["keep_warm"] is True
+
+
 @pytest.mark.slow
 def test_pool_actor_keeps_each_drivers_chunks_apart(fast):
     """The actor body without Ray: chunks of two drivers, queued at once, each polled by its own ticket."""

@@ -90,12 +90,15 @@ class EvalPool:
         warm_spares: what a GPU lane's spare candidate workers do while they wait: ``"context"`` (the default) make
             their CUDA context; ``"libraries"`` also the first use of the harness's digest kernel, a seeded draw
             and cuBLAS (:func:`cudal1.harness.worker.warm_cuda`), which a fresh candidate's first trial otherwise
-            pays (0.93-2.39 s on an H100, benchmarks/results/2026-12-06-pair-breakdown-h100.md). **Do not use
-            it yet**: on an H100 it turned four of six wrong or correct candidates into ``runtime_error``
+            pays (0.93-2.39 s on an H100, benchmarks/results/2026-12-06-pair-breakdown-h100.md). Before the fix
+            below, on an H100 it turned four of six wrong or correct candidates into ``runtime_error``
             (benchmarks/results/2026-12-06-first-trial-warm-h100.md): the worker died of SIGSEGV (the GPU test,
             2026-12-06), most likely because seeding its kernel cache rewrote in place the digest kernel's launcher
             library it had loaded while warming; seeding now renames new files over old ones
-            (:func:`cudal1.harness.buildcache.seed_cache`), but no GPU has run the test since. No effect on a CPU pool.
+            (:func:`cudal1.harness.buildcache.seed_cache`), and the GPU test passed on an H100 after it
+            (benchmarks/results/2026-12-06-kb-selfrun-after-h100.md, call 5). Not the default until a mixed
+            batch has run with it beside ``"context"`` (the same verdicts, and the first trial's gain measured
+            again: ``gpu_boundary_run.sh warm``). No effect on a CPU pool.
         hide: paths a candidate must not see even if they lie in a folder its sandbox can read (the JSON
             output file; the store passed to :meth:`map` is hidden anyway).
     Raises:

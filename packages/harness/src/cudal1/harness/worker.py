@@ -153,8 +153,9 @@ def warm_cuda(*, libraries: bool) -> None:
     were 0.42-0.63 s on an H100, but four of six wrong or correct candidates on spares warmed this way ended
     ``runtime_error`` (benchmarks/results/2026-12-06-first-trial-warm-h100.md): the GPU test saw the worker die of
     SIGSEGV, most likely the kernel-cache seeding that rewrote in place the launcher library this warm-up had loaded
-    (now replaced by rename: :func:`cudal1.harness.buildcache.seed_cache`); not to be used until a GPU passes
-    ``tests/harness/test_gpu.py::test_spares_warming_libraries_give_the_same_verdicts``."""
+    (now replaced by rename: :func:`cudal1.harness.buildcache.seed_cache`). After that fix an H100 passed
+    ``tests/harness/test_gpu.py::test_spares_warming_libraries_give_the_same_verdicts``
+    (benchmarks/results/2026-12-06-kb-selfrun-after-h100.md); a mixed batch beside ``"context"`` decides the default."""
     import torch
 
     torch.empty(1, device="cuda")

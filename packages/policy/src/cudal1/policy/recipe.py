@@ -79,11 +79,13 @@ class EvalSection:
     a pair this run's own store lacks is read from it when it holds that pair measured under the same settings,
     and each new measurement is added to it (:class:`cudal1.policy.evaluators.SharedMeasurements`; the
     learning experiment's arms of one seed share one, so a completion two arms both wrote is timed once);
-    null: none."""
+    null: none. warm_spares: what a GPU lane's spare candidate workers do while they wait (``context`` or
+    ``libraries``: :class:`cudal1.harness.EvalPool`'s setting of that name; ignored on a CPU)."""
 
     device: str = "auto"
     cpu_lanes: int = 1
     lanes_per_gpu: int = 1
+    warm_spares: str = "context"
     ray_address: str | None = None
     shared_store: str | None = None
     harness: dict[str, Any] = field(default_factory=dict)
@@ -296,6 +298,11 @@ class Recipe:
         for key in ("cpu_lanes", "lanes_per_gpu"):
             if not isinstance(getattr(self.eval, key), int) or getattr(self.eval, key) < 1:
                 raise RecipeError(f"eval.{key} {getattr(self.eval, key)!r}: harness lanes, at least 1")
+        from cudal1.harness.lanes import WARM_SPARES
+
+        if self.eval.warm_spares not in WARM_SPARES:
+            raise RecipeError(f"eval.warm_spares {self.eval.warm_spares!r}: write one of {sorted(WARM_SPARES)} (what a "
+                              "GPU lane's spare workers do while they wait)")
         if self.policy.device not in ("auto", "cpu", "cuda"):
             raise RecipeError(f"policy.device {self.policy.device!r}: write auto (the GPU when CUDA is visible), cpu "
                               "or cuda")
