@@ -109,7 +109,7 @@ def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:
     kw: dict[str, Any] = {}
     if cfg.is_cuda:
         kw["lanes_per_gpu"] = recipe.eval.lanes_per_gpu
-        if recipe.eval.warm_spares != "context":  # the pool's default; a Ray evaluator takes it only when set
+        if recipe.eval.warm_spares != "context":  # passed only when it is not the pool's own default
             kw["warm_spares"] = recipe.eval.warm_spares
     if recipe.eval.ray_address is None and cfg.is_cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         kw["gpus"] = [int(os.environ.get("LOCAL_RANK", "0"))]
