@@ -7,8 +7,10 @@ are paid for nothing. This probe separates the explanations, each in fresh proce
 
 - ``fresh``: load the reference, time it (the harness's ``Timer``: L2 flushed, synchronised, CUDA-event ms);
 - ``checked``: run ``check_task`` first, as the reference worker's setup does (parameters redrawn, many calls);
-- ``pressure``: fill the card's memory first until ``--free-gib`` is left, as other lanes' processes can (cuDNN's
-  heuristics pass over plans whose workspace cannot be had);
+- ``pressure``: load the model and inputs, fill the card's memory until ``--free-gib`` is left (as other lanes'
+  processes can), make the first calls there, then free the filler and time: a library that chose a plan needing
+  less workspace in its first call (cuDNN passes over plans whose workspace it cannot get, and keeps its choice for
+  the process's life) shows it here;
 
 and per process: the median of ``--batches`` batch means (host clock around synchronised calls, as the harness
 reports, and CUDA events, the device's own time), the free memory at the first call, and the CUDA kernels
@@ -16,7 +18,7 @@ one call ran (names). A difference in kernel names between modes or processes sa
 the same names at different speeds say the process (host launch speed, memory placement) differs.
 
     PYTHONPATH=/tmp/site python3 benchmarks/probes/probe_self_pair_gap.py \\
-        --suite kernelbench:.carry/kb/kernelbench-v0 9_ResNet18,7_GoogleNetInceptionV1 [--procs 3] [--free-gib 1]
+        --suite kernelbench:.carry/kb/kernelbench-v0 9_ResNet18,7_GoogleNetInceptionV1 [--procs 3] [--free-gib 0.1]
 
 Prints a JSON line per process and a ``#`` summary line per task and mode. ``--device cpu`` runs the same on the
 CPU (a smoke check: no kernel names there).
@@ -38,15 +40,18 @@ MODES = ("fresh", "checked", "pressure")
 
 
 def _fill(device: Any, free_gib: float) -> list[Any]:
-    """Allocate the card's free memory down to ``free_gib`` GiB, in 1 GiB blocks (kept alive by the caller)."""
+    """Allocate the card's free memory down to about ``free_gib`` GiB (blocks of 1 GiB, then halves down to 1 MiB;
+    kept alive by the caller)."""
     import torch
 
     keep = []
-    while True:
+    block = 1 << 30
+    while block >= 1 << 20:  # 1 GiB blocks, then smaller ones down to 1 MiB
         free, _total = torch.cuda.mem_get_info(device)
-        if free <= (free_gib + 1.0) * (1 << 30):
-            break
-        keep.append(torch.empty(1 << 30, dtype=torch.uint8, device=device))
+        if free - block < free_gib * (1 << 30):
+            block //= 2
+            continue
+        keep.append(torch.empty(block, dtype=torch.uint8, device=device))
     return keep
 
 
@@ -64,18 +69,25 @@ def run_process(suite: str, task_name: str, mode: str, device_name: str, batches
     if task is None:
         raise SystemExit(f"no task {task_name!r} in {suite}")
     dev = torch.device(device_name)
-    filler = _fill(dev, free_gib) if mode == "pressure" and dev.type == "cuda" else []
     model, inp_mod, _ = load_reference(task.source, Path(tempfile.mkdtemp()), 0, dev)
     if mode == "checked":
         check_task(model, lambda s: make_inputs(inp_mod, s, dev), 0)
     l2 = 2 * int(torch.cuda.get_device_properties(dev).L2_cache_size) if dev.type == "cuda" else 0
     timer = Timer(dev, l2_flush_bytes=l2)
-    free_at_first = torch.cuda.mem_get_info(dev)[0] / (1 << 30) if dev.type == "cuda" else None
     means, event_means = [], []
     with torch.no_grad():
         args = make_inputs(inp_mod, 1, dev)
-        for _ in range(3):
-            timer.time_call(model, args)
+        filler = _fill(dev, free_gib) if mode == "pressure" and dev.type == "cuda" else []
+        free_at_first = torch.cuda.mem_get_info(dev)[0] / (1 << 30) if dev.type == "cuda" else None
+        oom_at_first = False
+        try:
+            for _ in range(3):
+                timer.time_call(model, args)
+        except torch.OutOfMemoryError:  # too little left even for the activations: say so, time it anyway
+            oom_at_first = True
+        del filler  # the first calls chose their plans; the timed ones run with the memory back
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
         for b in range(batches):
             args = make_inputs(inp_mod, 100 + b, dev)
             host, events = [], []
@@ -86,11 +98,11 @@ def run_process(suite: str, task_name: str, mode: str, device_name: str, batches
             means.append(statistics.fmean(host))
             event_means.append(statistics.fmean(events))
         names = integrity.kernel_names(lambda: model(*args), dev)
-    del filler
     return {"task": task_name, "mode": mode, "pid": os.getpid(), "median_ms": round(statistics.median(means), 4),
             "event_median_ms": round(statistics.median(event_means), 4),
             "batch_mean_ms": [round(m, 4) for m in means],
             "free_gib_at_first_call": None if free_at_first is None else round(free_at_first, 2),
+            "out_of_memory_at_first_call": oom_at_first,
             "kernels": names}
 
 
@@ -103,7 +115,8 @@ def main() -> int:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--batches", type=int, default=12)
     ap.add_argument("--calls", type=int, default=10)
-    ap.add_argument("--free-gib", type=float, default=1.0, help="memory left free in the pressure mode (GiB)")
+    ap.add_argument("--free-gib", type=float, default=0.1, help="memory left free for the first calls in the pressure "
+                    "mode (GiB)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # a child process: one task, one mode
     a = ap.parse_args()
     if a.child:
