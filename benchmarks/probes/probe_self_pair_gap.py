@@ -61,14 +61,17 @@ def run_process(suite: str, task_name: str, mode: str, device_name: str, batches
     import torch
 
     from cudal1.harness import integrity, load_suite
-    from cudal1.harness.models import load_reference, make_inputs
+    from cudal1.harness.models import exact_fp32, load_reference, make_inputs
     from cudal1.harness.task_checks import check_task
     from cudal1.harness.timer import Timer
 
     task = next((t for t in load_suite(suite) if t.name == task_name), None)
     if task is None:
         raise SystemExit(f"no task {task_name!r} in {suite}")
+    exact_fp32()  # the numerics both of the harness's workers run with (no TF32, no cuDNN autotuning)
     dev = torch.device(device_name)
+    if dev.type == "cuda":
+        torch.cuda.set_device(dev)
     model, inp_mod, _ = load_reference(task.source, Path(tempfile.mkdtemp()), 0, dev)
     if mode == "checked":
         check_task(model, lambda s: make_inputs(inp_mod, s, dev), 0)
