@@ -27,9 +27,25 @@ from typing import Any
 #: the same two processes), so it is added to the bootstrap interval (in quadrature, in log space). On the 2-core CPU
 #: VM, honest self-pairs of the default recipe's sub-millisecond tasks read 0.72-1.27x with tight intervals, 5 of 18
 #: with the interval above 1 (an identical rewrite paid as an improvement); the log-ratio's spread reached 0.15-0.22
-#: on the layer-norm tasks (benchmarks/results/2026-12-05-cpu-process-draws.md). A device not named adds nothing: on
-#: an H200 the built-in suite's references read within [0.95, 1.05] against themselves.
-PROCESS_DRAW_SD = {"cpu": 0.12}
+#: on the layer-norm tasks (benchmarks/results/2026-12-05-cpu-process-draws.md). CUDA: 0.025. KernelBench's 250
+#: references against themselves on an H100 (three lanes) read within [0.95, 1.05] in 241 cases, but with the bootstrap
+#: interval alone 63 of the 250 intervals lay wholly above 1 (an identical rewrite paid as an improvement) and 42 below;
+#: 9_ResNet18's reference ran 1.60-2.95 ms a call in different processes of five runs. With 0.025: 5 above, 2 below;
+#: the built-in suite's 80 self-pairs on an H200 (one lane): 10 above and 15 below without, none either way with it
+#: (benchmarks/results/2026-12-06-gpu-process-draws-cpu.md, made from those runs' stores). A device not named adds
+#: nothing.
+PROCESS_DRAW_SD = {"cpu": 0.12, "cuda": 0.025}
+
+
+def widen_for_processes(speedup: float, lo: float, hi: float, process_sd: float) -> tuple[float, float]:
+    """The interval ``(lo, hi)`` around ``speedup`` widened by the spread of two processes' speeds: ``1.96 *
+    process_sd`` (natural log) added to each side in quadrature, in log space (:data:`PROCESS_DRAW_SD`). Unchanged
+    when ``process_sd`` is 0 or a figure is not positive."""
+    if process_sd <= 0 or speedup <= 0 or lo <= 0:
+        return lo, hi
+    centre, extra = math.log(speedup), (1.96 * process_sd) ** 2
+    return (math.exp(centre - math.sqrt(max(centre - math.log(lo), 0.0) ** 2 + extra)),
+            math.exp(centre + math.sqrt(max(math.log(hi) - centre, 0.0) ** 2 + extra)))
 
 
 def round_toward_one(x: float, decimals: int = 2) -> float:
@@ -209,10 +225,7 @@ def summarise_rounds(times: PairedTimes, calls_per_round: int, buckets: int, spr
     rng = np.random.default_rng(seed)
     boots = np.median(ratio[rng.integers(0, rounds, size=(400, rounds))], axis=1)
     lo, hi = np.quantile(boots, [0.025, 0.975])
-    if process_sd > 0 and s_raw > 0 and lo > 0:
-        centre, extra = math.log(s_raw), (1.96 * process_sd) ** 2
-        lo = math.exp(centre - math.sqrt(max(centre - math.log(lo), 0.0) ** 2 + extra))
-        hi = math.exp(centre + math.sqrt(max(math.log(hi) - centre, 0.0) ** 2 + extra))
+    lo, hi = widen_for_processes(s_raw, float(lo), float(hi), process_sd)
     ratio_spread = spread(qb)
     return TimingSummary(
         ref_ms=float(np.median(r)), cand_ms=float(np.median(c)), speedup_raw=s_raw, speedup=round_toward_one(s_raw),
