@@ -114,8 +114,8 @@ def test_a_batch_is_timed_as_a_whole(verdicts):
     """Shifted work: the first call of a burst computes, the middle ones return unfilled buffers, the last fills
     them. Per-call medians said 6.6x; a round's mean call is honest. The candidate guesses the batch's length
     (8 calls); when a loaded machine makes the harness choose shorter batches, its last unfilled buffers are read
-    as they are, and the check of timed outputs answers ``incorrect`` (seen once in a full-suite run on the 2-core VM): not paid
-    either, and by a rule of the harness, so that verdict stands too; anything else fails."""
+    as they are, and the check of timed outputs answers ``incorrect`` (seen once in a full-suite run on the 2-core
+    VM): not paid either, and by a rule of the harness, so that verdict stands too; anything else fails."""
     res = verdicts[case_id(CASES[0])]
     if res.status == "incorrect":
         assert res.reason.startswith("a timed call's output differs from the reference's"), res.reason
