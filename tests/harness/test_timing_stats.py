@@ -87,18 +87,19 @@ def test_timer_uses_clock_captured_before_candidate_code():
     assert ms > 0
 
 
+def _rounds_at(rng: random.Random, ratio: float, jitter: float, n: int, rounds: int = 40) -> PairedTimes:
+    """``rounds`` paired rounds of ``n`` calls, the reference ``ratio`` times the candidate's 0.5 ms, each call
+    up to ``jitter`` (relative) slower at random."""
+    ref = [0.5 * ratio * (1 + jitter * rng.random()) for _ in range(n * rounds)]
+    return PairedTimes(ref=ref, cand=[0.5 * (1 + jitter * rng.random()) for _ in range(n * rounds)])
+
+
 def test_a_cpu_interval_covers_the_speed_of_the_processes_not_only_their_rounds():
     """Two worker processes on a CPU each settle at their own speed, which one pair's rounds cannot see: an honest
     copy read 1.2x with a tight bootstrap interval. With the device's process spread (PROCESS_DRAW_SD) added, such a
     reading is no improvement (the interval reaches 1); its twin, a rewrite twice as fast, still is."""
-    n, rounds = 8, 40
-    rng = random.Random(3)
-
-    def rounds_at(ratio: float) -> PairedTimes:
-        ref = [0.5 * ratio * (1 + 0.01 * rng.random()) for _ in range(n * rounds)]
-        return PairedTimes(ref=ref, cand=[0.5 * (1 + 0.01 * rng.random()) for _ in range(n * rounds)])
-
-    copy_on_two_speeds, faster = rounds_at(1.2), rounds_at(2.0)
+    n, rng = 8, random.Random(3)
+    copy_on_two_speeds, faster = _rounds_at(rng, 1.2, 0.01, n), _rounds_at(rng, 2.0, 0.01, n)
     tight = summarise_rounds(copy_on_two_speeds, n, 5, 0.1)
     assert tight.ci[0] > 1.15 and improves("ok", [], tight.ci)  # what a pair paid before: an "improvement"
     cpu = summarise_rounds(copy_on_two_speeds, n, 5, 0.1, process_sd=PROCESS_DRAW_SD["cpu"])
@@ -111,14 +112,8 @@ def test_a_gpu_interval_covers_the_speed_of_the_processes_too():
     """On a GPU as well each process keeps a speed of its own (KernelBench's 250 references against themselves on
     an H100: 63 bootstrap intervals wholly above 1). A copy that reads 1.04x with a tight interval is no improvement
     once the CUDA spread is added; a rewrite 1.2x as fast still is, and the point speedup is the same either way."""
-    n, rounds = 8, 40
-    rng = random.Random(5)
-
-    def rounds_at(ratio: float) -> PairedTimes:
-        ref = [0.5 * ratio * (1 + 0.002 * rng.random()) for _ in range(n * rounds)]
-        return PairedTimes(ref=ref, cand=[0.5 * (1 + 0.002 * rng.random()) for _ in range(n * rounds)])
-
-    copy_on_two_speeds, faster = rounds_at(1.04), rounds_at(1.2)
+    n, rng = 8, random.Random(5)
+    copy_on_two_speeds, faster = _rounds_at(rng, 1.04, 0.002, n), _rounds_at(rng, 1.2, 0.002, n)
     tight = summarise_rounds(copy_on_two_speeds, n, 5, 0.1)
     assert tight.ci[0] > 1.03 and improves("ok", [], tight.ci)  # the bootstrap interval alone: an "improvement"
     gpu = summarise_rounds(copy_on_two_speeds, n, 5, 0.1, process_sd=PROCESS_DRAW_SD["cuda"])
