@@ -14,10 +14,9 @@ from typing import Any
 
 from . import buildcache
 from .config import EvalConfig
-from .library_imports import library_import_problem
+from .library_imports import parent_problem
 from .process import WorkerGone, WorkerProcess
 from .sandbox import Limits
-from .syntax import syntax_problem
 from .types import Candidate
 
 
@@ -81,7 +80,7 @@ class Builder:
         """Compile every candidate that builds extensions, in parallel, once per content key: ``{key: record}``."""
         todo: dict[str, Candidate] = {}
         for c in candidates:
-            if buildcache.needs_build(c.source) and not (syntax_problem(c.source) or library_import_problem(c.source)):
+            if buildcache.needs_build(c.source) and not parent_problem(c.source):
                 todo.setdefault(self.key(c), c)
         if not todo:
             return {}

@@ -24,6 +24,7 @@ import ast
 from pathlib import Path
 
 from .static_checks import kernel_libraries, module_location
+from .syntax import syntax_problem
 
 
 def _is_namespace(top: str) -> bool:
@@ -130,4 +131,12 @@ def library_import_problem(source: str) -> str:
     return ""
 
 
-__all__ = ["library_import_problem"]
+def parent_problem(source: str) -> str:
+    """What the parent answers ``compile_error`` itself, with no worker or reference: a syntax error
+    (:func:`cudal1.harness.syntax.syntax_problem`), else a top-level import a kernel library cannot answer
+    (:func:`library_import_problem`); ``""`` when neither. The pool's verdict and the build stage's choice of what to
+    build both ask this, so they agree on it."""
+    return syntax_problem(source) or library_import_problem(source)
+
+
+__all__ = ["library_import_problem", "parent_problem"]

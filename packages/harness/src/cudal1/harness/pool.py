@@ -33,7 +33,7 @@ from .builds import Builder, toolchain
 from .config import EvalConfig
 from .devices import default_device, probe_cuda_devices
 from .lanes import Lane, LaneSpec, device_lanes
-from .library_imports import library_import_problem
+from .library_imports import parent_problem
 from .novelty import same_source
 from .pair import run_pair
 from .process import WorkerGone, kill_all
@@ -207,7 +207,7 @@ class EvalPool:
             obs.wall_s = time.monotonic() - t0
             return assemble(obs)
 
-        problem = syntax_problem(candidate.source) or library_import_problem(candidate.source)
+        problem = parent_problem(candidate.source)
         if problem:  # no worker needed to see that (a worker start costs seconds; policies write many of these)
             obs.candidate_failure = Failure("compile_error", problem)
             return done()
