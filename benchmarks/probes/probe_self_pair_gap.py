@@ -11,6 +11,9 @@ are paid for nothing. This probe separates the explanations, each in fresh proce
   processes can), make the first calls there, then free the filler and time: a library that chose a plan needing
   less workspace in its first call (cuDNN passes over plans whose workspace it cannot get, and keeps its choice for
   the process's life) shows it here;
+- ``emptied``: as ``fresh``, but the allocator's cache is emptied after the first calls, as ``pressure`` does after
+  its filler (on an H100 on 2026-12-06, the four ``pressure`` processes of ResNet18 all ran at the fastest fresh
+  process's speed while fresh ones spread 1.38x: this separates the emptied cache from the failed first calls);
 
 and per process: the median of ``--batches`` batch means (host clock around synchronised calls, as the harness
 reports, and CUDA events, the device's own time), the free memory at the first call, and the CUDA kernels
@@ -33,10 +36,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-MODES = ("fresh", "checked", "pressure")
+MODES = ("fresh", "checked", "pressure", "emptied")
 
 
 def _fill(device: Any, free_gib: float) -> list[Any]:
@@ -71,6 +75,8 @@ def run_process(suite: str, task_name: str, mode: str, device_name: str, batches
     exact_fp32()  # the numerics both of the harness's workers run with (no TF32, no cuDNN autotuning)
     dev = torch.device(device_name)
     if dev.type == "cuda":
+        if dev.index is None:  # set_device needs an index: "cuda" is the current device
+            dev = torch.device("cuda", torch.cuda.current_device())
         torch.cuda.set_device(dev)
     model, inp_mod, _ = load_reference(task.source, Path(tempfile.mkdtemp()), 0, dev)
     if mode == "checked":
@@ -89,7 +95,7 @@ def run_process(suite: str, task_name: str, mode: str, device_name: str, batches
         except torch.OutOfMemoryError:  # too little left even for the activations: say so, time it anyway
             oom_at_first = True
         del filler  # the first calls chose their plans; the timed ones run with the memory back
-        if dev.type == "cuda":
+        if dev.type == "cuda" and mode in ("pressure", "emptied"):
             torch.cuda.empty_cache()
         for b in range(batches):
             args = make_inputs(inp_mod, 100 + b, dev)
@@ -101,7 +107,7 @@ def run_process(suite: str, task_name: str, mode: str, device_name: str, batches
             means.append(statistics.fmean(host))
             event_means.append(statistics.fmean(events))
         names = integrity.kernel_names(lambda: model(*args), dev)
-    return {"task": task_name, "mode": mode, "pid": os.getpid(), "median_ms": round(statistics.median(means), 4),
+    return {"task": task_name, "mode": mode, "pid": os.getpid(), "ended_unix_s": round(time.time(), 1), "median_ms": round(statistics.median(means), 4),
             "event_median_ms": round(statistics.median(event_means), 4),
             "batch_mean_ms": [round(m, 4) for m in means],
             "free_gib_at_first_call": None if free_at_first is None else round(free_at_first, 2),
@@ -131,8 +137,8 @@ def main() -> int:
         ap.error(f"unknown modes {unknown}; choose from {list(MODES)}")
     for name in a.tasks.split(","):
         seen: dict[str, list[dict[str, Any]]] = {}
-        for mode in modes:
-            for _ in range(a.procs):
+        for _ in range(a.procs):  # the modes in turn, so that a card whose speed drifts over minutes hits each alike
+            for mode in modes:
                 p = subprocess.run([sys.executable, __file__, name, "--suite", a.suite, "--child", mode,
                                     "--device", a.device, "--batches", str(a.batches), "--calls", str(a.calls),
                                     "--free-gib", str(a.free_gib)], capture_output=True, text=True, check=False)

@@ -162,24 +162,29 @@ def run_seed(base_recipe: str, overrides: list[str], seed: int, out: Path, log: 
     start = sft
     if full.self_train.enabled and full.self_train.rounds > 0:
         st = out / "self_train"
-        _fork(sft, st)
-        phase("self_train", _eval_file(st, "self_train").exists(),
-              lambda: train(recipe("grpo.enabled=false"), RunDir(st), log=log))
+
+        def run_self_train() -> None:
+            _fork(sft, st)  # inside the phase, as every fork: a budget spent before it leaves no second checkpoint
+            train(recipe("grpo.enabled=false"), RunDir(st), log=log)
+
+        phase("self_train", _eval_file(st, "self_train").exists(), run_self_train)
         start = st
-    # grpo and shuffled take their rounds in turn (the module's docstring says why)
+    # grpo and shuffled take their rounds in turn (the module's docstring says why); each forks its start in its
+    # first phase
     arms = (("grpo", []), ("shuffled", ["reward.shuffle=true"]))
-    for arm, _ in arms:
-        _fork(start, out / arm)
+
+    def run_arm(folder: Path, more: list[str], until: int | None) -> None:
+        _fork(start, folder)
+        train(recipe(*more), RunDir(folder), log=log, **({} if until is None else {"grpo_rounds_until": until}))
+
     for r in range(1, full.grpo.rounds if full.grpo.enabled else 0):
         for arm, more in arms:
             folder = out / arm
             phase(f"{arm} round {r}", _rounds_done(folder) >= r,
-                  lambda folder=folder, more=more, r=r: train(recipe(*more), RunDir(folder), log=log,
-                                                              grpo_rounds_until=r))
+                  lambda folder=folder, more=more, r=r: run_arm(folder, more, r))
     for arm, more in arms:
         folder = out / arm
-        phase(arm, _eval_file(folder, "grpo").exists(), lambda folder=folder, more=more: train(
-            recipe(*more), RunDir(folder), log=log))
+        phase(arm, _eval_file(folder, "grpo").exists(), lambda folder=folder, more=more: run_arm(folder, more, None))
     sft_long = out / "sft_long"
 
     def run_sft_long() -> None:

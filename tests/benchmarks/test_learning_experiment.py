@@ -187,6 +187,19 @@ def test_grpo_and_its_shuffled_control_take_their_rounds_in_turn(tmp_path, monke
     with pytest.raises(lx.BudgetSpent, match="before sft_long"):
         lx.run_seed("default", over, 0, tmp_path, log=lambda m: None, deadline=0.0)
     assert calls == [] and not (tmp_path / "sft_long").exists()
+    # likewise before self-training and before GRPO: a fork is made by the phase that trains in it
+    for folder in ("self_train", "grpo", "shuffled"):
+        shutil.rmtree(tmp_path / folder)
+    with pytest.raises(lx.BudgetSpent, match="before self_train"):
+        lx.run_seed("default", over, 0, tmp_path, log=lambda m: None, deadline=0.0)
+    assert calls == [] and not (tmp_path / "self_train").exists()
+    lx.run_seed("default", ["grpo.rounds=3"], 0, tmp_path / "fresh", log=lambda m: None)
+    shutil.rmtree(tmp_path / "fresh" / "grpo")
+    shutil.rmtree(tmp_path / "fresh" / "shuffled")
+    calls.clear()
+    with pytest.raises(lx.BudgetSpent, match="before grpo round 1"):
+        lx.run_seed("default", ["grpo.rounds=3"], 0, tmp_path / "fresh", log=lambda m: None, deadline=0.0)
+    assert calls == [] and not (tmp_path / "fresh" / "grpo").exists()
 
 
 def test_the_family_split_selects_tasks_of_builtin_v1_with_seed_answers_for_the_gpu_recipe():
