@@ -107,7 +107,8 @@ def run_process(suite: str, task_name: str, mode: str, device_name: str, batches
             means.append(statistics.fmean(host))
             event_means.append(statistics.fmean(events))
         names = integrity.kernel_names(lambda: model(*args), dev)
-    return {"task": task_name, "mode": mode, "pid": os.getpid(), "ended_unix_s": round(time.time(), 1), "median_ms": round(statistics.median(means), 4),
+    return {"task": task_name, "mode": mode, "pid": os.getpid(), "ended_unix_s": round(time.time(), 1),
+            "median_ms": round(statistics.median(means), 4),
             "event_median_ms": round(statistics.median(event_means), 4),
             "batch_mean_ms": [round(m, 4) for m in means],
             "free_gib_at_first_call": None if free_at_first is None else round(free_at_first, 2),
