@@ -13,35 +13,20 @@ harness widens it (:func:`cudal1.harness.timing.widen_for_processes`). Reads the
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
-import shutil
-import sqlite3
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 from cudal1.harness.timing import widen_for_processes
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing_diag_table import records  # noqa: E402 - its sibling script: a store's records, .gz or not
+
 
 def latest_ok(paths: list[str]) -> list[dict]:
     """Each task's latest record across ``paths`` (read in order), verified ``ok`` pairs with timing only."""
-    latest: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for p in paths:
-            src = Path(p)
-            if src.suffix == ".gz":
-                plain = Path(tmp) / src.stem
-                with gzip.open(src, "rb") as fi, open(plain, "wb") as fo:
-                    shutil.copyfileobj(fi, fo)
-                src = plain
-            db = sqlite3.connect(f"file:{src.resolve()}?mode=ro", uri=True)
-            for (rec,) in db.execute("SELECT record FROM results ORDER BY id"):
-                r = json.loads(rec)
-                latest[r["task"]] = r
-            db.close()
+    latest = {r["task"]: r for p in paths for r in records(p)}
     return [r for r in latest.values() if r["status"] == "ok" and (r.get("timing") or {}).get("ci")]
 
 

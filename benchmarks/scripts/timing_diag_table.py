@@ -22,14 +22,19 @@ import numpy as np
 
 
 def records(path: str) -> list[dict]:
+    """Every record of a results store (``.sqlite``, or ``.sqlite.gz`` read through a temporary copy), in order."""
     p = Path(path)
-    if p.suffix == ".gz":
-        tmp = Path(tempfile.mkdtemp()) / p.stem
-        with gzip.open(p) as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        p = tmp
-    con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
-    return [json.loads(r[0]) for r in con.execute("SELECT record FROM results ORDER BY id")]
+    with tempfile.TemporaryDirectory() as tmp:
+        if p.suffix == ".gz":
+            plain = Path(tmp) / p.stem
+            with gzip.open(p) as src, open(plain, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            p = plain
+        con = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
+        try:
+            return [json.loads(r[0]) for r in con.execute("SELECT record FROM results ORDER BY id")]
+        finally:
+            con.close()
 
 
 def row(r: dict) -> str:
