@@ -60,7 +60,9 @@ def main() -> int:
                 "speedup": res.speedup, "ci": [round(x, 3) for x in res.speedup_ci or []], "flags": list(res.flags),
                 "verified": res.verified, "paid": paid_speedup(res) if res.status == "ok" else None,
                 "ref_alone_ms": t.get("reference_alone_ms"), "ref_paired_ms": t.get("ref_ms"),
-                "drift": t.get("reference_drift"), "bucket_ratios": [round(x, 3) for x in ratios],
+                "drift": t.get("reference_drift"), "ref_cpu_wait": t.get("reference_cpu_wait"),
+                "ref_alone_cpu_wait": t.get("reference_alone_cpu_wait"),
+                "attempt_waits": [x.get("ref_cpu_wait") for x in t.get("attempts", [])], "bucket_ratios": [round(x, 3) for x in ratios],
                 "ratio_spreads": [round(x["ratio_spread"], 3) for x in t.get("attempts", [])],
                 "attempt_chosen": t.get("attempt_chosen"), "reason": res.reason[:200]}), flush=True)
     return 0

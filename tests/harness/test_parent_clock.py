@@ -169,3 +169,44 @@ def test_a_round_is_timed_by_its_mean_call_and_the_clock_excess_is_charged():
     charged = summarise_rounds(PairedTimes(ref=[1.0] * n * rounds, cand=[0.7] * n * rounds), n, 5, 0.1,
                                cand_extra_ms=charge(chk, 0.7))
     assert charged.speedup_raw == pytest.approx(1.0, abs=0.03)
+
+
+def test_an_attempt_whose_reference_waited_for_cores_is_reported_only_when_no_other_passes():
+    """Adversarial (2026-12-06, 2-core VM, one busy process beside two torch threads): attempts in which the
+    reference's threads waited for a core half the time read anything from 0.03x to 3.95x; a calm attempt of the same
+    pair comes first, and a contended one is reported only when nothing else passed (the pair then carries
+    ``cpu_contended``). Legitimate twin: the same figures on a GPU lane, where the rule does not apply, and a CPU
+    attempt under the limit, change nothing."""
+    from dataclasses import replace as dc_replace
+
+    from cudal1.harness.attempts import choose_attempt
+    from cudal1.harness.cpu_wait import WAIT_LIMIT
+
+    def cpu(a, wait):
+        return dc_replace(a, device="cpu", cpu_wait=wait, check=replace(a.check, device="cpu"))
+
+    busy, calm = cpu(_attempt(0.0, 0.0, 0.05, True), 0.5), cpu(_attempt(0.0, 0.0, 0.2, False), 0.05)
+    assert busy.contended and not calm.contended and busy.passes and calm.passes
+    assert choose_attempt([busy, calm]) == 1  # a calm unstable attempt before a stable contended one
+    assert choose_attempt([busy]) == 0  # nothing else: reported, and flagged by the pair
+    on_gpu = dc_replace(busy, device="cuda")
+    assert not on_gpu.contended and choose_attempt([on_gpu, calm]) == 0
+    under = cpu(_attempt(0.0, 0.0, 0.05, True), WAIT_LIMIT * 0.9)
+    assert not under.contended and choose_attempt([under, calm]) == 0
+    assert not cpu(_attempt(0.0, 0.0, 0.05, True), None).contended  # not measured: no evidence either way
+
+
+def test_a_speedup_from_buckets_wider_apart_than_itself_is_erratic():
+    """Adversarial (2026-12-06, 2-core VM beside a busy process): the helpers adversary's 3.95x came from buckets whose
+    speedups spread 7.3 times their median; such a figure is ``timing_erratic`` (not verified). Legitimate twins: a
+    helpers adversary's own swing on a quiet machine (0.75 at 1.5x) and a slow candidate that starts a thread each call
+    (0.05x, buckets 3 apart: slow whatever the swing) are not."""
+    from dataclasses import replace as dc_replace
+
+    from cudal1.harness.attempts import ERRATIC_SPREAD, erratic
+
+    s = _attempt(0.0, 0.0, 7.3, False).summary
+    assert erratic(dc_replace(s, speedup_raw=3.95, ratio_spread=7.3))
+    assert not erratic(dc_replace(s, speedup_raw=1.5, ratio_spread=0.75))
+    assert not erratic(dc_replace(s, speedup_raw=0.05, ratio_spread=3.0))
+    assert not erratic(dc_replace(s, speedup_raw=2.0, ratio_spread=ERRATIC_SPREAD))

@@ -30,7 +30,7 @@ H = "cudal1.harness"
 WORKER = {"worker", "session", "reference_session", "candidate_session", "outputs", "timer", "template_server", "address_space", "loading", "models", "params",
           "allocator", "baselines", "task_checks", "integrity", "environment"}
 SHARED = {"wire", "types", "config", "flags", "compare", "digest", "digest_kernel", "buildcache", "novelty"}
-PARENT = {"", "__main__", "pool", "lanes", "gate", "builds", "pair", "rounds", "reference_side", "drift_recheck",
+PARENT = {"", "__main__", "pool", "lanes", "gate", "builds", "pair", "rounds", "reference_side", "drift_recheck", "cpu_wait",
           "process", "sandbox", "resources", "template", "leaves", "protocol", "verdict", "clockcheck", "attempts", "timing",
           "store", "cli", "report", "report_html", "roofline", "summary", "solutions", "suite", "static_checks",
           "syntax", "library_imports", "techniques", "devices"}

@@ -14,7 +14,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import clockcheck
+from . import clockcheck, cpu_wait
 from .timing import PairedTimes, TimingSummary
 
 #: reference slower by more than this (and twice its noise) while a candidate is loaded, per device
@@ -23,9 +23,14 @@ DRIFT_LIMIT = {"cuda": 0.25, "cpu": 1.0}
 #: beside another process doubles on its own (a 0.004 ms reference measured 0.007 ms paired, 2-core machine)
 DRIFT_FLOOR_MS = {"cuda": 0.0, "cpu": 0.05}
 FLAGRANT_TO_REJECT = 2  #: attempts with a flagrant clock excess that reject a pair whatever else was measured
+#: the reported attempt's buckets' speedups spread wider than this ((max - min) / median): the figure says nothing
+#: (``timing_erratic``). Honest pairs stay far under it: every KernelBench self-pair on an H100 at most 0.37, a quiet
+#: 2-core CPU at most 0.75 (a helpers adversary); beside a busy process the CPU reached 1.7-59
+#: (benchmarks/results/2026-12-07-cpu-contention.md)
+ERRATIC_SPREAD = 1.0
 
-__all__ = ["DRIFT_FLOOR_MS", "DRIFT_LIMIT", "FLAGRANT_TO_REJECT", "Attempt", "choose_attempt", "clock_rejection", "drift_limit",
-           "enough_flagrant", "flagrant_count", "reference_drift"]
+__all__ = ["DRIFT_FLOOR_MS", "DRIFT_LIMIT", "ERRATIC_SPREAD", "FLAGRANT_TO_REJECT", "Attempt", "choose_attempt", "clock_rejection", "drift_limit",
+           "enough_flagrant", "erratic", "flagrant_count", "reference_drift"]
 
 
 @dataclass
@@ -42,6 +47,14 @@ class Attempt:
     device: str = "cuda"  #: the lane's device: the drift limit is per device
     yardstick_ms: float | None = None  #: the reference's time alone the drift was taken against (ms a call)
     reported_ms: float | None = None  #: the candidate's time per call as its process reported it (before any charge)
+    #: CPU: the share of the reference's batches each of its threads waited for a core (cpu_wait.wait_share)
+    cpu_wait: float | None = None
+
+    @property
+    def contended(self) -> bool:
+        """The reference was timed without the CPU cores it needed (:mod:`cudal1.harness.cpu_wait`): its time, and
+        the speedup taken against it, say more about the machine's load than about either model. CPU lanes only."""
+        return self.device == "cpu" and cpu_wait.contended(self.cpu_wait)
 
     @property
     def resolved(self) -> bool:
@@ -76,16 +89,19 @@ def choose_attempt(attempts: list[Attempt]) -> int:
     as any; on a machine whose host speed swings over seconds a later attempt can fail a check that an earlier one
     passed (seen on a virtual machine: benchmarks/results/2026-11-28-kernelbench-v0-fourteenth-pass-h100.md). The
     choice never looks at the speedup. Flagrant clock excesses in :data:`FLAGRANT_TO_REJECT` attempts reject the pair
-    regardless (:func:`clock_rejection`)."""
-    for i, a in enumerate(attempts):  # resolved by the parent's clock first (clockcheck.resolved)
-        if a.passes and a.summary.stable and a.resolved:
-            return i
-    for i, a in enumerate(attempts):
-        if a.passes and a.summary.stable:
-            return i
-    passing = [i for i, a in enumerate(attempts) if a.passes]
-    if passing:
-        return min(passing, key=lambda i: attempts[i].summary.ratio_spread or 0.0)
+    regardless (:func:`clock_rejection`). On a CPU, attempts whose reference had the cores it needed come first
+    (:attr:`Attempt.contended`); a contended attempt is reported only when no other passes."""
+    calm = [i for i, a in enumerate(attempts) if not a.contended]
+    for pool in (calm, list(range(len(attempts)))):
+        for i in pool:  # resolved by the parent's clock first (clockcheck.resolved)
+            if attempts[i].passes and attempts[i].summary.stable and attempts[i].resolved:
+                return i
+        for i in pool:
+            if attempts[i].passes and attempts[i].summary.stable:
+                return i
+        passing = [i for i in pool if attempts[i].passes]
+        if passing:
+            return min(passing, key=lambda i: attempts[i].summary.ratio_spread or 0.0)
     return len(attempts) - 1
 
 
@@ -117,6 +133,13 @@ def clock_rejection(attempts: list[Attempt], chosen: int) -> clockcheck.ClockChe
         return max((a.check for a in attempts if a.flagrant), key=lambda c: c.excess_ms / max(c.allowance_ms, 1e-9))
     check = attempts[chosen].check
     return check if check.disagrees else None
+
+
+def erratic(summary: TimingSummary) -> bool:
+    """Whether a figure claims a speedup (above 1) from buckets whose speedups spread wider than
+    :data:`ERRATIC_SPREAD` of their median: a machine in chaos (``timing_erratic``). A slow figure that swings stays
+    what it is (a candidate that starts a thread each call swings on a quiet machine, and is slow)."""
+    return (summary.ratio_spread or 0.0) > ERRATIC_SPREAD and summary.speedup_raw > 1.0
 
 
 def reference_drift(paired_ref_ms: float, alone_ms: list[float]) -> float:

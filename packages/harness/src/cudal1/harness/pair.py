@@ -38,20 +38,22 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
-from . import clockcheck
+from . import clockcheck, cpu_wait
 from .attempts import (
+    ERRATIC_SPREAD,
     Attempt,
     choose_attempt,
     clock_rejection,
     drift_limit,
     enough_flagrant,
+    erratic,
     flagrant_count,
     reference_drift,
 )
 from .config import EvalConfig
 from .drift_recheck import drift_recheck
 from .leaves import judge
-from .process import WorkerProcess
+from .process import WorkerGone, WorkerProcess
 from .reference_side import ReferenceSide, Timed, fresh_seed
 from .rounds import CHECK_FRACTION, PairRun, paired_round, warm_up
 from .static_checks import StaticReport
@@ -190,11 +192,31 @@ def _timing(run: PairRun) -> bool:
         return _paired_rounds(run)
 
 
+def _time_alone_again(run: PairRun) -> bool:
+    """The reference's yardstick was taken while its threads waited for a core (:mod:`cudal1.harness.cpu_wait`):
+    take it again now, with the candidate's processes stopped; False, with the pair failed, when that failed."""
+    if not run.freeze_candidate("while the reference was timed alone"):
+        return False
+    try:
+        failed = run.ref.time_alone(run.cfg)
+    except WorkerGone as e:
+        failed = Failure("runtime_error", f"the reference process {e.ended} while timing it alone: {e.detail}",
+                         "harness_error")
+    finally:
+        run.cand.thaw()
+    if failed is not None:
+        run.obs.reference_failure = failed
+        return False
+    return True
+
+
 def _paired_rounds(run: PairRun) -> bool:
     cfg, obs, ref = run.cfg, run.obs, run.ref
     n = ref.n
     rng = random.Random(fresh_seed())
     if not run.ask_ref("monitor", {"action": "start"}):
+        return False
+    if ref.alone_contended and not _time_alone_again(run):
         return False
     rounds = warm_up(run, rng)
     if rounds is None:
@@ -223,17 +245,22 @@ def _paired_rounds(run: PairRun) -> bool:
         summary = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt,
                                    cand_extra_ms=charged, process_sd=draws) if charged > 0 else reported
         drift = reference_drift(summary.ref_ms, ref.alone_ms)
+        waited = (cpu_wait.wait_share(sum(times.ref_wait_ms), sum(times.ref_batch_ms), ref.threads)
+                  if times.ref_batch_ms else None)
         measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c, ref.device,
-                                statistics.median(ref.alone_ms), reported.cand_ms))
+                                statistics.median(ref.alone_ms), reported.cand_ms, waited))
         attempts.append({"rounds": rounds, "ratio_spread": summary.ratio_spread, "ref_spread": summary.ref_spread,
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms,
                          "clock_charged_ms": charged, "reported_cand_ms": reported.cand_ms,
-                         "clock_margin_ms": clockcheck.statistical_margin(check), "resolved": measured[-1].resolved})
+                         "clock_margin_ms": clockcheck.statistical_margin(check), "resolved": measured[-1].resolved,
+                         "ref_cpu_wait": waited})
         if enough_flagrant(measured):
             break  # far beyond noise more than once: measuring again would only take longer (the pair is rejected)
-        if measured[-1].passes and summary.stable and measured[-1].resolved:
+        if measured[-1].contended:
+            pass  # the machine had no core free for the reference: measure again (cpu_wait.py)
+        elif measured[-1].passes and summary.stable and measured[-1].resolved:
             break
-        if measured[-1].passes and summary.speedup_raw < SLOW_ENOUGH:
+        elif measured[-1].passes and summary.speedup_raw < SLOW_ENOUGH:
             break
         rounds = min(rounds * 2, cfg.max_rounds * 4)
     chosen = choose_attempt(measured)
@@ -246,6 +273,7 @@ def _paired_rounds(run: PairRun) -> bool:
                        "clock_charged_ms_per_call": attempts[chosen]["clock_charged_ms"],
                        "flagrant_attempts": flagrant_count(measured),
                        "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
+                       "reference_cpu_wait": measured[chosen].cpu_wait, "reference_alone_cpu_wait": ref.alone_wait,
                        "committed_batches": run.commit,
                        "rounds_checked": obs.timing.get("rounds_checked", 0)})
     obs.environment["clocks"] = clocks
@@ -268,6 +296,18 @@ def _paired_rounds(run: PairRun) -> bool:
         obs.flags.add("timing_unresolved")
     if clocks.get("throttled"):
         obs.flags.add("gpu_throttled")
+    if erratic(summary):  # a speedup from buckets whose speedups lie wider apart than the speedup itself
+        obs.flags.add("timing_erratic")
+        every = ", ".join(f"{a['ratio_spread']:.3g}" for a in attempts)
+        obs.evidence["timing_erratic"] = [
+            f"the reported attempt's bucket speedups spread {summary.ratio_spread:.3g} of their median (limit "
+            f"{ERRATIC_SPREAD:g}; every attempt's: {every})"]
+    if measured[chosen].contended or ref.alone_contended:
+        obs.flags.add("cpu_contended")
+        obs.evidence["cpu_contended"] = [
+            f"the reference's threads waited for a CPU core {100 * (measured[chosen].cpu_wait or 0):.0f}% of its timed "
+            f"batches (alone: {100 * (ref.alone_wait or 0):.0f}%; limit {100 * cpu_wait.WAIT_LIMIT:.0f}% a thread): "
+            "another program's load, or more torch threads than free cores (EvalConfig.cpu_threads)"]
     obs.summary = summary
     clock = clock_rejection(measured, chosen)
     if clock is not None:  # flagrant excesses in enough attempts, or the reported attempt's own excess

@@ -191,10 +191,17 @@ def paired_round(run: PairRun, n: int, rng: random.Random, *, check: bool, times
             # (benchmarks/results/2026-11-29-harness-timing-h200.md), noise the clock check would compare and charge
             if run.ref.tight and ask("rewarm", {}) is None:
                 return None
+            w0 = run.ref.waited_ns() if which == "ref" and times is not None else None
             t0 = time.monotonic()
             b = ask("batch", {"seeds": seeds, "commit": commit, "steps": run.debug}, calls=n)
             if b is None:
                 return None
+            if w0 is not None and times is not None:  # the reference's wait for a core in its batch (cpu_wait.py)
+                batch_ms = (time.monotonic() - t0) * 1000.0
+                w1 = run.ref.waited_ns()
+                if w1 is not None:
+                    times.ref_wait_ms.append((w1 - w0) / 1e6)
+                    times.ref_batch_ms.append(batch_ms)
             if commit:  # the window closes once every process of the worker is seen stopped: nothing it runs after
                 # its reply (a thread, a helper, a signal handler) can still write the committed values
                 if not (run.freeze_candidate("at the end of its committed batch") if which == "cand"

@@ -69,6 +69,10 @@ class PairedTimes:
     placement: list[dict[str, Any]] = field(default_factory=list)
     #: per round, debug runs only: each worker's own step times of its batch and digest (WorkerReport.steps_ms)
     steps: list[dict[str, Any]] = field(default_factory=list)
+    #: CPU, per round: how long the reference's threads waited for a core during its batch (ms, summed over its
+    #: threads) and how long the batch took on the parent's clock (ms); :mod:`cudal1.harness.cpu_wait`
+    ref_wait_ms: list[float] = field(default_factory=list)
+    ref_batch_ms: list[float] = field(default_factory=list)
 
 
 @dataclass
