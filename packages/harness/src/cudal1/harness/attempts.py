@@ -23,9 +23,10 @@ DRIFT_LIMIT = {"cuda": 0.25, "cpu": 1.0}
 #: beside another process doubles on its own (a 0.004 ms reference measured 0.007 ms paired, 2-core machine)
 DRIFT_FLOOR_MS = {"cuda": 0.0, "cpu": 0.05}
 FLAGRANT_TO_REJECT = 2  #: attempts with a flagrant clock excess that reject a pair whatever else was measured
-#: the reported attempt's buckets' speedups spread wider than this ((max - min) / median): the figure says nothing
-#: (``timing_erratic``). Honest pairs stay far under it: every KernelBench self-pair on an H100 at most 0.37, a quiet
-#: 2-core CPU at most 0.75 (a helpers adversary); beside a busy process the CPU reached 1.7-59
+#: the reported attempt's buckets' speedups spread wider than this ((max - min) / median): a speedup read from it
+#: says nothing (``timing_erratic``). The reported attempts of honest pairs stay under it: every KernelBench self-pair
+#: of an H100 store at most 0.37, honest copies on the quiet 2-core CPU at most 0.77 (single attempts there reached
+#: 1.53, and were measured again); beside a busy process that CPU's attempts reached 1.0-332
 #: (benchmarks/results/2026-12-07-cpu-contention.md)
 ERRATIC_SPREAD = 1.0
 
