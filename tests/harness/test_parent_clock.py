@@ -180,9 +180,10 @@ def test_an_attempt_whose_reference_waited_for_cores_is_reported_only_when_no_ot
     from dataclasses import replace as dc_replace
 
     from cudal1.harness.attempts import choose_attempt
-    from cudal1.harness.cpu_wait import WAIT_LIMIT
+    from cudal1.harness.cpu_wait import WAIT_LIMIT, Wait
 
-    def cpu(a, wait):
+    def cpu(a, share):
+        wait = None if share is None else Wait(share, 200.0 * share)  # an attempt's 200 ms of reference batches
         return dc_replace(a, device="cpu", cpu_wait=wait, check=replace(a.check, device="cpu"))
 
     busy, calm = cpu(_attempt(0.0, 0.0, 0.05, True), 0.5), cpu(_attempt(0.0, 0.0, 0.2, False), 0.05)

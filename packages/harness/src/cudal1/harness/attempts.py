@@ -48,8 +48,8 @@ class Attempt:
     device: str = "cuda"  #: the lane's device: the drift limit is per device
     yardstick_ms: float | None = None  #: the reference's time alone the drift was taken against (ms a call)
     reported_ms: float | None = None  #: the candidate's time per call as its process reported it (before any charge)
-    #: CPU: the share of the reference's batches each of its threads waited for a core (cpu_wait.wait_share)
-    cpu_wait: float | None = None
+    #: CPU: how long each of the reference's threads waited for a core in its batches (cpu_wait.measure)
+    cpu_wait: cpu_wait.Wait | None = None
 
     @property
     def contended(self) -> bool:

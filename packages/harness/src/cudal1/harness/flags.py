@@ -75,9 +75,10 @@ _FLAGS = (
          "half of it, room in which reported times could hide work"),
     Flag("timing_erratic", "suspect", "a speedup above 1 whose reported attempt's buckets spread wider than the "
          "speedup itself (beyond attempts.ERRATIC_SPREAD): a figure of a machine in chaos says nothing"),
-    Flag("cpu_contended", "suspect", "CPU: the reference's threads waited for a core during its timed batches, or "
-         "during its time alone, beyond the limit in every attempt: another program's load, or more torch threads "
-         "than free cores (EvalConfig.cpu_threads); figures of such a machine say nothing of either model"),
+    Flag("cpu_contended", "suspect", "CPU: the reference's threads waited for a core beyond the limit during the "
+         "timed batches of the attempt reported (no calm attempt passed), or during its time alone after every "
+         "retry: another program's load, or more torch threads than free cores (EvalConfig.cpu_threads); figures "
+         "of such a machine say nothing of either model"),
     # -- measurement: how the figure was taken --------------------------------------------------------------
     Flag("timing_unstable", "measurement", "bucket means spread more than the limit in every attempt"),
     Flag("gpu_throttled", "measurement", "NVML reported thermal or power slowdown during timing"),
@@ -109,8 +110,9 @@ assert all(f.kind in KINDS for f in _FLAGS)
 #: kinds that keep a result from being :func:`verified`
 UNTRUSTED_KINDS = frozenset({"reject", "suspect", "task"})
 #: suspect flags that speak of the machine, not of the candidate's code: the parent's clock could not resolve the
-#: figure, or something outside the pair slowed the reference or took its cores. A correct result whose only untrusting flags are these
-#: was left unverified by the machine's noise (on a loaded 2-core CPU, now and then, for honest candidates too)
+#: figure, something outside the pair slowed the reference or took its cores, or a speedup came from buckets in chaos.
+#: A correct result whose only untrusting flags are these was left unverified by the machine's noise (on a loaded
+#: 2-core CPU, now and then, for honest candidates too)
 MACHINE_NOISE = frozenset({"timing_unresolved", "reference_slowed", "cpu_contended", "timing_erratic"})
 
 

@@ -192,6 +192,10 @@ def _timing(run: PairRun) -> bool:
         return _paired_rounds(run)
 
 
+def _wait_text(wait: cpu_wait.Wait | None) -> str:
+    return "(not measured)" if wait is None else f"{100 * wait.share:.0f}% ({wait.ms:.1f} ms)"
+
+
 def _time_alone_again(run: PairRun) -> bool:
     """The reference's yardstick was taken while its threads waited for a core (:mod:`cudal1.harness.cpu_wait`):
     take it again now, with the candidate's processes stopped; False, with the pair failed, when that failed."""
@@ -245,7 +249,7 @@ def _paired_rounds(run: PairRun) -> bool:
         summary = summarise_rounds(times, n, cfg.buckets, cfg.spread_limit, seed=cfg.seed + attempt,
                                    cand_extra_ms=charged, process_sd=draws) if charged > 0 else reported
         drift = reference_drift(summary.ref_ms, ref.alone_ms)
-        waited = (cpu_wait.wait_share(sum(times.ref_wait_ms), sum(times.ref_batch_ms), ref.threads)
+        waited = (cpu_wait.measure(sum(times.ref_wait_ms), sum(times.ref_batch_ms), ref.threads)
                   if times.ref_batch_ms else None)
         measured.append(Attempt(summary, check, drift, times, events, clocks_r, clocks_c, ref.device,
                                 statistics.median(ref.alone_ms), reported.cand_ms, waited))
@@ -253,7 +257,8 @@ def _paired_rounds(run: PairRun) -> bool:
                          "cand_spread": summary.cand_spread, "drift": drift, "clock_excess_ms": check.excess_ms,
                          "clock_charged_ms": charged, "reported_cand_ms": reported.cand_ms,
                          "clock_margin_ms": clockcheck.statistical_margin(check), "resolved": measured[-1].resolved,
-                         "ref_cpu_wait": waited})
+                         "ref_cpu_wait": waited.share if waited else None,
+                         "ref_cpu_waited_ms": waited.ms if waited else None})
         if enough_flagrant(measured):
             break  # far beyond noise more than once: measuring again would only take longer (the pair is rejected)
         if measured[-1].contended:
@@ -273,7 +278,8 @@ def _paired_rounds(run: PairRun) -> bool:
                        "clock_charged_ms_per_call": attempts[chosen]["clock_charged_ms"],
                        "flagrant_attempts": flagrant_count(measured),
                        "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
-                       "reference_cpu_wait": measured[chosen].cpu_wait, "reference_alone_cpu_wait": ref.alone_wait,
+                       "reference_cpu_wait": attempts[chosen]["ref_cpu_wait"],
+                       "reference_alone_cpu_wait": ref.alone_wait.share if ref.alone_wait else None,
                        "committed_batches": run.commit,
                        "rounds_checked": obs.timing.get("rounds_checked", 0)})
     obs.environment["clocks"] = clocks
@@ -304,9 +310,10 @@ def _paired_rounds(run: PairRun) -> bool:
             f"{ERRATIC_SPREAD:g}; every attempt's: {every})"]
     if measured[chosen].contended or ref.alone_contended:
         obs.flags.add("cpu_contended")
+        paired, alone = measured[chosen].cpu_wait, ref.alone_wait
         obs.evidence["cpu_contended"] = [
-            f"the reference's threads waited for a CPU core {100 * (measured[chosen].cpu_wait or 0):.0f}% of its timed "
-            f"batches (alone: {100 * (ref.alone_wait or 0):.0f}%; limit {100 * cpu_wait.WAIT_LIMIT:.0f}% a thread): "
+            f"each of the reference's threads waited for a CPU core {_wait_text(paired)} of its timed batches (alone: "
+            f"{_wait_text(alone)}; limit {100 * cpu_wait.WAIT_LIMIT:.0f}% and {cpu_wait.WAIT_FLOOR_MS:g} ms): "
             "another program's load, or more torch threads than free cores (EvalConfig.cpu_threads)"]
     obs.summary = summary
     clock = clock_rejection(measured, chosen)

@@ -60,9 +60,9 @@ class ReferenceSide:
     n: int
     alone_ms: list[float]
     device: str
-    #: CPU: the share of its time alone that each of the reference's torch threads waited for a core
-    #: (:func:`cudal1.harness.cpu_wait.wait_share`; None: not measured, or not a CPU lane)
-    alone_wait: float | None = None
+    #: CPU: how long each of the reference's torch threads waited for a core while it was timed alone
+    #: (:func:`cudal1.harness.cpu_wait.measure`; None: not measured, or not a CPU lane)
+    alone_wait: cpu_wait.Wait | None = None
     _pids: list[int] = field(default_factory=list, repr=False)
 
     @property
@@ -88,7 +88,7 @@ class ReferenceSide:
         """Time the reference alone (:data:`ALONE_ROUNDS` batches after one that warms up) into ``alone_ms``; on a
         CPU, again (up to :data:`ALONE_TRIES` times) while its threads waited for a core, keeping the least
         contended figures. Runs with nothing else of the pair on the machine (the caller's business)."""
-        best: tuple[float, list[float]] | None = None
+        best: cpu_wait.Wait | None = None
         for attempt in range(ALONE_TRIES if self.device == "cpu" else 1):
             if attempt:
                 time.sleep(ALONE_PAUSE_S)
@@ -107,11 +107,11 @@ class ReferenceSide:
                 else:
                     w0 = self.waited_ns()
             w1 = self.waited_ns()
-            share = None if w0 is None or w1 is None else cpu_wait.wait_share((w1 - w0) / 1e6, batch_ms, self.threads)
-            if best is None or (share is not None and share < best[0]):
-                best = (share if share is not None else 0.0, alone)
-                self.alone_ms, self.alone_wait = alone, share
-            if not cpu_wait.contended(share):
+            wait = None if w0 is None or w1 is None else cpu_wait.measure((w1 - w0) / 1e6, batch_ms, self.threads)
+            if attempt == 0 or (wait is not None and (best is None or wait.share < best.share)):
+                best = wait
+                self.alone_ms, self.alone_wait = alone, wait
+            if not cpu_wait.contended(wait):
                 break
         return None
 
@@ -179,7 +179,8 @@ class ReferenceSide:
     def record(self) -> dict[str, Any]:
         """What the set-up measured, for the store (:meth:`cudal1.harness.store.ResultStore.add_reference`)."""
         s = self.setup
-        return {"ref_ms": statistics.median(self.alone_ms), "alone_ms": self.alone_ms, "alone_cpu_wait": self.alone_wait,
+        return {"ref_ms": statistics.median(self.alone_ms), "alone_ms": self.alone_ms,
+                "alone_cpu_wait": self.alone_wait.share if self.alone_wait is not None else None,
                 "calls_per_batch": self.n,
                 "stateful": s.stateful, "task_check": s.task_check, "set_bytes": s.set_bytes, "out_bytes": s.out_bytes,
                 "model_bytes": s.model_bytes, "peak_bytes": s.peak_bytes, "environment": s.environment}
