@@ -41,11 +41,6 @@ class Wait(NamedTuple):
     share: float  #: of the batches' time on the parent's clock (0: it always had its cores)
     ms: float  #: in all (ms)
 
-    @property
-    def contended(self) -> bool:
-        """Over :data:`WAIT_LIMIT` of the time and at least :data:`WAIT_FLOOR_MS`: timed without the cores needed."""
-        return self.share > WAIT_LIMIT and self.ms >= WAIT_FLOOR_MS
-
 
 def thread_wait_ns(pids: Iterable[int]) -> int | None:
     """Nanoseconds the threads of ``pids`` have waited runnable for a CPU core, summed (since each started); None
@@ -78,6 +73,6 @@ def measure(waited_ms: float, timed_ms: float, threads: int) -> Wait:
 
 
 def contended(wait: Wait | None) -> bool:
-    """Whether a measured wait means the worker was timed without the cores it needed; a wait that could not be
-    measured (None) is not evidence either way."""
-    return wait is not None and wait.contended
+    """Whether a measured wait means the worker was timed without the cores it needed: over :data:`WAIT_LIMIT` of
+    the time and at least :data:`WAIT_FLOOR_MS`. A wait that could not be measured (None) is not evidence either way."""
+    return wait is not None and wait.share > WAIT_LIMIT and wait.ms >= WAIT_FLOOR_MS

@@ -88,7 +88,6 @@ class ReferenceSide:
         """Time the reference alone (:data:`ALONE_ROUNDS` batches after one that warms up) into ``alone_ms``; on a
         CPU, again (up to :data:`ALONE_TRIES` times) while its threads waited for a core, keeping the least
         contended figures. Runs with nothing else of the pair on the machine (the caller's business)."""
-        best: cpu_wait.Wait | None = None
         for attempt in range(ALONE_TRIES if self.device == "cpu" else 1):
             if attempt:
                 time.sleep(ALONE_PAUSE_S)
@@ -108,8 +107,8 @@ class ReferenceSide:
                     w0 = self.waited_ns()
             w1 = self.waited_ns()
             wait = None if w0 is None or w1 is None else cpu_wait.measure((w1 - w0) / 1e6, batch_ms, self.threads)
-            if attempt == 0 or (wait is not None and (best is None or wait.share < best.share)):
-                best = wait
+            kept = self.alone_wait  # the least contended so far
+            if attempt == 0 or (wait is not None and (kept is None or wait.share < kept.share)):
                 self.alone_ms, self.alone_wait = alone, wait
             if not cpu_wait.contended(wait):
                 break

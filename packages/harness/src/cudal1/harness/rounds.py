@@ -198,8 +198,7 @@ def paired_round(run: PairRun, n: int, rng: random.Random, *, check: bool, times
                 return None
             if w0 is not None and times is not None:  # the reference's wait for a core in its batch (cpu_wait.py)
                 batch_ms = (time.monotonic() - t0) * 1000.0
-                w1 = run.ref.waited_ns()
-                if w1 is not None:
+                if (w1 := run.ref.waited_ns()) is not None:
                     times.ref_wait_ms.append((w1 - w0) / 1e6)
                     times.ref_batch_ms.append(batch_ms)
             if commit:  # the window closes once every process of the worker is seen stopped: nothing it runs after
