@@ -280,6 +280,7 @@ def _paired_rounds(run: PairRun) -> bool:
                        "reference_alone_ms": statistics.median(ref.alone_ms), "reference_drift": drift,
                        "reference_cpu_wait": attempts[chosen]["ref_cpu_wait"],
                        "reference_alone_cpu_wait": ref.alone_wait.share if ref.alone_wait else None,
+                       "reference_alone_cpu_waited_ms": ref.alone_wait.ms if ref.alone_wait else None,
                        "committed_batches": run.commit,
                        "rounds_checked": obs.timing.get("rounds_checked", 0)})
     obs.environment["clocks"] = clocks
