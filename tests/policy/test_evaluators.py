@@ -169,6 +169,24 @@ def test_a_local_evaluator_hands_warm_spares_to_its_pool(monkeypatch, fast):
     monkeypatch.setattr(evaluators, "EvalPool", FakePool)
     evaluators.LocalEvaluator(fast, warm_spares="libraries")
     assert seen["warm_spares"] == "libraries" and seen["keep_warm"] is True
+    assert seen["fork_workers"] is None  # the pool's own default for its device
+    evaluators.LocalEvaluator(fast, fork_workers=True)
+    assert seen["fork_workers"] is True
+
+
+def test_the_recipes_fork_workers_reach_the_evaluator_when_set(monkeypatch, fast):
+    """``eval.fork_workers`` reaches the pool on either device (local or Ray) when the recipe sets it; unset, the
+    pool keeps its own default (forked on a CPU, started on a GPU)."""
+    from cudal1.policy import pipeline
+    from cudal1.policy.recipe import Recipe
+
+    made = []
+    monkeypatch.setattr(evaluators, "make_evaluator", lambda cfg, **kw: made.append(kw))
+    for device, ray_address, fork in (("cuda", None, True), ("cuda", "auto", True), ("cpu", None, False),
+                                      ("cuda", None, None)):
+        recipe = Recipe.from_dict({"eval": {"fork_workers": fork, "ray_address": ray_address}})
+        pipeline._make_evaluator(recipe, EvalConfig(device=device), store=None)
+    assert [kw.get("fork_workers", "unset") for kw in made] == [True, True, False, "unset"]
 
 
 @pytest.mark.slow

@@ -41,6 +41,7 @@ def test_default_recipe_loads_and_overrides_apply():
     (["eval.lanes_per_gpu=0"], "eval.lanes_per_gpu 0: harness lanes"),
     (["eval.cpu_lanes=0"], "eval.cpu_lanes 0"),
     (["eval.warm_spares=everything"], "eval.warm_spares 'everything': write one of"),
+    (["eval.fork_workers=sometimes"], "eval.fork_workers 'sometimes': write true"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):
     with pytest.raises(RecipeError, match=match):

@@ -84,7 +84,8 @@ class EvalPool:
         fork_workers: fork each candidate's worker, and each task's reference worker, from warm templates instead
             of starting them (:mod:`cudal1.harness.template`: tens of milliseconds instead of seconds; Linux only).
             ``None`` (the default): forked on a CPU pool where templates work, started on a GPU (a forked child
-            makes its own CUDA context; not yet measured on a GPU). Both sides are forked alike: a forked candidate
+            makes its own CUDA context; on an H100 the same verdicts, 20 pairs per GPU-minute on one lane against 12-14
+            started: benchmarks/results/2026-12-07-warm-pools-h100.md). Both sides are forked alike: a forked candidate
             beside a started reference runs the protocol faster than the reference, and the clock check's charge
             leaves that difference to hide work in (benchmarks/results/2026-12-05-forked-references-cpu.md).
         warm_spares: what a GPU lane's spare candidate workers do while they wait: ``"context"`` (the default) make

@@ -32,17 +32,18 @@ class LocalEvaluator(_Closable):
         config: evaluation settings.
         store: results store; pairs already in it are read back, new results are added as they exist.
         gpus: GPU indices for a CUDA config (default: all visible); cpu_lanes: CPU lanes otherwise.
-        lanes_per_gpu: lanes on each GPU; warm_spares: what a GPU lane's spare workers do while they wait
-            (both :class:`~cudal1.harness.EvalPool`'s settings).
+        lanes_per_gpu: lanes on each GPU; warm_spares: what a GPU lane's spare workers do while they wait;
+            fork_workers: workers forked from warm templates (None: the pool's default for the device) (all three
+            :class:`~cudal1.harness.EvalPool`'s settings).
     """
 
     def __init__(self, config: EvalConfig, *, store: ResultStore | None = None,
                  gpus: Sequence[int] | None = None, cpu_lanes: int = 1, lanes_per_gpu: int = 1,
-                 warm_spares: str = "context") -> None:
+                 warm_spares: str = "context", fork_workers: bool | None = None) -> None:
         self.config, self.store = config, store
         # keep_warm: the next call's first pair need not wait for a cold worker (seconds on a GPU)
         self.pool = EvalPool(config, gpus=gpus, cpu_lanes=cpu_lanes, lanes_per_gpu=lanes_per_gpu, keep_warm=True,
-                             warm_spares=warm_spares)
+                             warm_spares=warm_spares, fork_workers=fork_workers)
 
     def evaluate(self, pairs: Sequence[Pair], *, run: str = "", fresh: bool = False) -> list[EvalResult]:
         self._check_open()

@@ -111,6 +111,8 @@ def _make_evaluator(recipe: Recipe, cfg: EvalConfig, store: ResultStore) -> Any:
         kw["lanes_per_gpu"] = recipe.eval.lanes_per_gpu
         if recipe.eval.warm_spares != "context":  # passed only when it is not the pool's own default
             kw["warm_spares"] = recipe.eval.warm_spares
+    if recipe.eval.fork_workers is not None:  # None: the pool's own default for its device
+        kw["fork_workers"] = recipe.eval.fork_workers
     if recipe.eval.ray_address is None and cfg.is_cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         kw["gpus"] = [int(os.environ.get("LOCAL_RANK", "0"))]
     elif recipe.eval.ray_address is None and not cfg.is_cuda:

@@ -73,9 +73,10 @@ class _PoolActor:
     threaded (``max_concurrency``), so one driver's long poll does not hold up another's calls."""
 
     def __init__(self, config_json: str, cpu_lanes: int, lanes_per_gpu: int = 1,
-                 warm_spares: str = "context") -> None:
+                 warm_spares: str = "context", fork_workers: bool | None = None) -> None:
         self._pool = EvalPool(EvalConfig.from_dict(json.loads(config_json)), cpu_lanes=cpu_lanes,
-                              lanes_per_gpu=lanes_per_gpu, keep_warm=True, warm_spares=warm_spares)
+                              lanes_per_gpu=lanes_per_gpu, keep_warm=True, warm_spares=warm_spares,
+                              fork_workers=fork_workers)
         self._lock = threading.Lock()
         self._work: queue.Queue[tuple[int, list[Pair]]] = queue.Queue()
         self._out: dict[int, queue.Queue[list[Any]]] = {}
@@ -212,7 +213,8 @@ class RayEvaluator(_Closable):
             only rank 0 starts actors, the others use rank 0's.
         cpu_lanes: CPU lanes per actor's pool (CPU config); lanes_per_gpu: lanes on the actor's GPU (CUDA config:
             they overlap all but timing, :mod:`cudal1.harness.gate`); warm_spares: what the spare workers of an
-            actor's GPU lanes do while they wait (:class:`~cudal1.harness.EvalPool`).
+            actor's GPU lanes do while they wait; fork_workers: the actors' workers forked from warm templates (None: the
+            pool's default for the device) (both :class:`~cudal1.harness.EvalPool`'s settings).
         init_kwargs: extra ``ray.init`` arguments when this object initialises Ray (e.g. ``num_cpus``).
         start_timeout_s: seconds to wait for every actor to be placed and to build its pool.
         world_size, rank: the processes of the run and this one's place (default ``$WORLD_SIZE``, ``$RANK``
@@ -230,12 +232,13 @@ class RayEvaluator(_Closable):
 
     def __init__(self, config: EvalConfig, *, address: str | None = None, store: ResultStore | None = None,
                  num_actors: int | None = None, cpu_lanes: int = 1, lanes_per_gpu: int = 1,
-                 warm_spares: str = "context", init_kwargs: Mapping[str, Any] | None = None,
+                 warm_spares: str = "context", fork_workers: bool | None = None, init_kwargs: Mapping[str, Any] | None = None,
                  start_timeout_s: float = 300.0, world_size: int | None = None, rank: int | None = None,
                  pool_name: str | None = None, attach_timeout_s: float = 600.0,
                  release_timeout_s: float = 300.0) -> None:
         self.config, self.store, self.cpu_lanes = config, store, max(1, cpu_lanes)
         self.lanes_per_gpu, self.warm_spares = max(1, lanes_per_gpu), warm_spares
+        self.fork_workers = fork_workers
         self.share = shared_pool.pool_share(world_size=world_size, rank=rank, pool_name=pool_name,
                                             store_path=store.path if store is not None else None)
         self.release_timeout_s = release_timeout_s
@@ -294,7 +297,7 @@ class RayEvaluator(_Closable):
             for k in range(max(1, n)):
                 try:
                     self._actors[k] = cls.options(**opts, **shared_pool.named_options(self.share, k)).remote(
-                        config_json, self.cpu_lanes, self.lanes_per_gpu, self.warm_spares)
+                        config_json, self.cpu_lanes, self.lanes_per_gpu, self.warm_spares, self.fork_workers)
                 except ValueError as e:  # the name is taken
                     raise shared_pool.name_taken(self.share, str(e)) from e
             infos = ray.get([a.info.remote() for a in self._actors.values()], timeout=start_timeout_s)

@@ -80,12 +80,17 @@ class EvalSection:
     and each new measurement is added to it (:class:`cudal1.policy.evaluators.SharedMeasurements`; the
     learning experiment's arms of one seed share one, so a completion two arms both wrote is timed once);
     null: none. warm_spares: what a GPU lane's spare candidate workers do while they wait (``context`` or
-    ``libraries``: :class:`cudal1.harness.EvalPool`'s setting of that name; ignored on a CPU)."""
+    ``libraries``: :class:`cudal1.harness.EvalPool`'s setting of that name; ignored on a CPU). fork_workers: whether
+    each candidate's and reference's worker is forked from a warm template rather than started (the pool's
+    ``fork_workers``); null: the pool's default (forked on a CPU, started on a GPU). On an H100 forked workers with
+    three lanes measured 33.6-37.8 pairs per GPU-minute against 12-14 started, same verdicts
+    (benchmarks/results/2026-12-07-warm-pools-h100.md)."""
 
     device: str = "auto"
     cpu_lanes: int = 1
     lanes_per_gpu: int = 1
     warm_spares: str = "context"
+    fork_workers: bool | None = None
     ray_address: str | None = None
     shared_store: str | None = None
     harness: dict[str, Any] = field(default_factory=dict)
@@ -303,6 +308,9 @@ class Recipe:
         if self.eval.warm_spares not in WARM_SPARES:
             raise RecipeError(f"eval.warm_spares {self.eval.warm_spares!r}: write one of {sorted(WARM_SPARES)} (what a "
                               "GPU lane's spare workers do while they wait)")
+        if self.eval.fork_workers not in (None, True, False):
+            raise RecipeError(f"eval.fork_workers {self.eval.fork_workers!r}: write true (workers forked from warm "
+                              "templates), false (started) or null (the pool's default)")
         if self.policy.device not in ("auto", "cpu", "cuda"):
             raise RecipeError(f"policy.device {self.policy.device!r}: write auto (the GPU when CUDA is visible), cpu "
                               "or cuda")
