@@ -333,8 +333,13 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
                                          for s, v in seconds.items()}}
     setup = setup_of(out)
     curves = learning_curves.curves(out, seeds)
+    # each seed's own curves too: a pooled rise can be one seed's (2026-12-07: seed 0 rose in both arms, seed 1 not)
+    seed_curves = {str(s): c for s in seeds if len(seeds) > 1 and (c := learning_curves.curves(out, [s]))}
     result = {"seeds": list(seeds), **setup, "pooled": table, "per_seed": per_seed, "verdict": verdict(table),
-              "curves": curves, "train_verdict": learning_curves.train_verdict(curves), "seconds": wall}
+              "curves": curves, "train_verdict": learning_curves.train_verdict(curves),
+              "curves_per_seed": seed_curves,
+              "train_verdict_per_seed": {s: learning_curves.train_verdict(c) for s, c in seed_curves.items()},
+              "seconds": wall}
     (out / "results.json").write_text(json.dumps(result, indent=1))
     lines = [f"Recipe {setup['recipe']}; action space: {setup['action_space']}; split: {setup['split']}.", "",
              "| arm | seeds | (seed, task) pairs | best-of-k geomean [95% CI] | correct@1 | novel correct | "
@@ -350,6 +355,7 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
         lines += ["Train tasks, per GRPO round ([learning-curves.svg](learning-curves.svg)):", "",
                   *learning_curves.table(curves), ""]
     lines += [f"Train verdict: {result['train_verdict']}", ""]
+    lines += [f"- seed {s}: {v}" for s, v in result["train_verdict_per_seed"].items()]
     (out / "results.md").write_text("\n".join(lines))
     return result
 

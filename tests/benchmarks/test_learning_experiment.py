@@ -6,6 +6,7 @@ with the tiny model, see benchmarks/results/*-learning-*.)"""
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 from pathlib import Path
 
@@ -90,7 +91,6 @@ def test_a_gpu_recipe_is_refused_without_cuda(tmp_path, capsys, monkeypatch):
 def _write_arm(root: Path, seed: int, arm: str, per_round: list[tuple[float, float]], groups: int = 4, n: int = 4):
     """A run folder's completions.jsonl: per GRPO round (earned reward, share of verified improvements); the shuffled
     arm's rows carry a paid reward unrelated to what they earned, as cudal1.policy.rewarding writes them."""
-    import json
 
     d = root / f"seed{seed}" / arm
     d.mkdir(parents=True, exist_ok=True)
@@ -134,10 +134,28 @@ def test_the_report_plots_the_curves_and_states_the_train_verdict(tmp_path):
     assert (tmp_path / "learning-curves.svg").read_text().startswith("<svg")
 
 
+def test_the_report_gives_each_seeds_train_verdict_beside_the_pooled_one(tmp_path):
+    # seed 0's grpo arm clears its control, seed 1's does not: the pooled verdict alone would hide which seed it was
+    _write_arm(tmp_path, 0, "grpo", [(-0.8, 0.0), (-0.2, 0.5)])
+    _write_arm(tmp_path, 0, "shuffled", [(-0.8, 0.0), (-0.8, 0.0)])
+    _write_arm(tmp_path, 1, "grpo", [(-0.8, 0.0), (-0.8, 0.0)])
+    _write_arm(tmp_path, 1, "shuffled", [(-0.8, 0.0), (-0.8, 0.0)])
+    lx.main(["--out", str(tmp_path), "--seeds", "0,1", "--report"])
+    result = json.loads((tmp_path / "results.json").read_text())
+    assert sorted(result["curves_per_seed"]) == ["0", "1"]
+    assert result["curves_per_seed"]["1"]["grpo"][1]["reward_mean"] == pytest.approx(-0.8 + 0.015)
+    per_seed = result["train_verdict_per_seed"]
+    assert per_seed["0"].startswith("learning on train tasks") and per_seed["1"].startswith("no learning shown")
+    md = (tmp_path / "results.md").read_text()
+    assert "- seed 0: learning on train tasks" in md and "- seed 1: no learning shown" in md
+    # one seed: nothing repeated
+    lx.main(["--out", str(tmp_path), "--seeds", "1", "--report"])
+    assert json.loads((tmp_path / "results.json").read_text())["train_verdict_per_seed"] == {}
+
+
 def test_grpo_and_its_shuffled_control_take_their_rounds_in_turn(tmp_path, monkeypatch):
     # a run stopped by its budget must have curves of both arms over the same rounds: round r of grpo and of
     # shuffled before round r + 1 of either; a second call skips what is done
-    import json
 
     import cudal1.policy.pipeline as pipeline
 
