@@ -334,7 +334,8 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
     setup = setup_of(out)
     curves = learning_curves.curves(out, seeds)
     # each seed's own curves too: a pooled rise can be one seed's (2026-12-07: seed 0 rose in both arms, seed 1 not)
-    seed_curves = {str(s): c for s in seeds if len(seeds) > 1 and (c := learning_curves.curves(out, [s]))}
+    by_seed = {str(s): learning_curves.curves(out, [s]) for s in seeds} if len(seeds) > 1 else {}
+    seed_curves = {s: c for s, c in by_seed.items() if c}  # seeds with no GRPO round yet left out
     result = {"seeds": list(seeds), **setup, "pooled": table, "per_seed": per_seed, "verdict": verdict(table),
               "curves": curves, "train_verdict": learning_curves.train_verdict(curves),
               "curves_per_seed": seed_curves,
