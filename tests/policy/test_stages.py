@@ -194,6 +194,20 @@ def test_a_round_drawn_at_once_generates_once_for_all_its_steps(tmp_path, micro)
     assert second["generation_s"] == 0 and second["completions"] == 0
 
 
+def test_num_iterations_trains_every_pass_over_the_round_it_generated_once(tmp_path):
+    # grpo.trl.num_iterations 2 (GRPO's mu): the round's two prompts are generated once and trained on twice, four
+    # optimizer steps; with max_steps left at the prompt count trl stopped after the first pass
+    run = RunDir(tmp_path / "mu")
+    train(tiny_recipe(grpo={"prompts_per_generation": 0, "trl": {"num_iterations": 2}}, sft={"max_steps": 1}), run,
+          log=lambda s: None)
+    steps = run.events("grpo_step")
+    assert len(steps) == 4
+    assert steps[0]["completions"] == 4 and all(s["completions"] == 0 for s in steps[1:])
+    assert all(s["generation_s"] == 0 for s in steps[1:])
+    (rnd,) = run.events("grpo_round")
+    assert rnd["steps"] == 4
+
+
 def test_lora_pipeline_trains_adapters_only(tmp_path):
     run = RunDir(tmp_path / "lora")
     train(tiny_recipe(policy={"lora": True, "lora_r": 4, "lora_alpha": 8}, sft={"max_steps": 1}), run,

@@ -2,8 +2,8 @@
 
 Each round rebuilds its prompts from the results store (cudal1.policy.contrastive: exemplars drawn by score
 bucket from everything measured so far, this run's earlier rounds included) for every train task
-(``prompts_per_task`` each, in a shuffled order), trains one optimizer step per prompt (``num_generations``
-completions, rewarded by cudal1.policy.rewarding.HarnessReward; ``prompts_per_generation`` prompts' completions drawn
+(``prompts_per_task`` each, in a shuffled order), trains one optimizer step per prompt and pass (``num_generations``
+completions; ``grpo.trl.num_iterations`` passes over each generated batch, default 1, rewarded by cudal1.policy.rewarding.HarnessReward; ``prompts_per_generation`` prompts' completions drawn
 in one generate call), then saves the policy to the run's checkpoint and records the round
 in state.json, so an interrupted run resumes at the next round.
 
@@ -133,6 +133,11 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         raise ValueError(f"grpo.micro_batch_size ({micro}) must divide grpo.num_generations ({g.num_generations})")
     vllm = vllm_settings(g.use_vllm, g.vllm)
     passthrough = trl_settings(g.trl)
+    # trl reuses each generated batch for num_iterations optimisation passes (GRPO's mu); its _step counts them, so a
+    # round's optimizer steps are its prompts times that (with max_steps = prompts, passes 2.. never ran)
+    iterations = int(passthrough.get("num_iterations", 1))
+    if iterations < 1:
+        raise ValueError(f"grpo.trl.num_iterations must be at least 1, got {iterations}")
     trainer_cls = _trainer_class()
     menu = menu_text(recipe.action_space)
     reward.group_size = g.num_generations
@@ -151,7 +156,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
             steps_per_generation=g.num_generations // micro * per_generation, num_generations=g.num_generations,
             max_completion_length=g.max_completion_length,
             temperature=g.temperature, top_p=g.top_p, learning_rate=g.learning_rate, beta=g.beta,
-            max_steps=len(rows), logging_steps=1, save_strategy="no", report_to=recipe.report_to,
+            max_steps=len(rows) * iterations, logging_steps=1, save_strategy="no", report_to=recipe.report_to,
             seed=recipe.seed + r, use_cpu=not cuda, shuffle_dataset=False, use_vllm=g.use_vllm,
             vllm_mode=g.vllm_mode, **vllm, **passthrough,
             gradient_checkpointing=recipe.policy.gradient_checkpointing,
@@ -168,7 +173,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         model = trainer.model
         trainer.save_model(str(run.checkpoint))  # main process only; gathers ZeRO-3 shards where needed
         run.save_state(grpo_rounds_done=r + 1)
-        run.log("grpo_round", round=r, seconds=time.monotonic() - t0, steps=len(rows),
+        run.log("grpo_round", round=r, seconds=time.monotonic() - t0, steps=len(rows) * iterations,
                 best=dict(reward.best), peak_rss_gib=peak_rss_gib())
         del trainer, callback
         release_cached_gpu_memory()
