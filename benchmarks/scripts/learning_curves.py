@@ -65,8 +65,16 @@ def _group_bootstrap(groups: list[list[float]], bootstrap: int, rng: random.Rand
     return mean, boots[int(0.025 * (bootstrap - 1))], boots[int(0.975 * (bootstrap - 1))]
 
 
+def _all_equal(rewards: list[float], tol: float = 0.02) -> bool:
+    """Whether a prompt group's completions all earned the same reward within ``tol`` (0.02 in log shaping: about 2% in
+    speedup, timing noise): GRPO's advantages are then zero or noise (trl's default divides them by the group's
+    spread, however small) and the group teaches the policy nothing it earned."""
+    return max(rewards) - min(rewards) <= tol
+
+
 def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
-    """arm -> one point per GRPO round: ``round``, ``completions``, ``groups``, ``reward_mean``, ``reward_ci``,
+    """arm -> one point per GRPO round: ``round``, ``completions``, ``groups``, ``equal_groups`` (groups whose
+    completions all earned the same reward within 0.02: no signal), ``reward_mean``, ``reward_ci``,
     ``improved_rate``, ``improved_ci``; pooled over ``seeds`` (``out/seed<N>/<arm>/``). Arms with no GRPO
     completion yet are left out."""
     rng = random.Random(seed)
@@ -82,6 +90,7 @@ def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int 
             m, lo, hi = _group_bootstrap([[r["reward"] for r in g] for g in groups], bootstrap, rng)
             p, plo, phi = _group_bootstrap([[float(r["improves"]) for r in g] for g in groups], bootstrap, rng)
             points.append({"round": rnd, "completions": sum(len(g) for g in groups), "groups": len(groups),
+                           "equal_groups": sum(1 for g in groups if _all_equal([r["reward"] for r in g])),
                            "reward_mean": m, "reward_ci": [lo, hi], "improved_rate": p, "improved_ci": [plo, phi]})
         if points:
             result[arm] = points
@@ -111,12 +120,14 @@ def train_verdict(cs: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def table(cs: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """Markdown rows: arm, round, completions, mean earned reward [CI], verified-improvement rate [CI]."""
-    lines = ["| arm | GRPO round | completions (prompt groups) | mean earned reward [95% CI] | "
-             "verified improvements [95% CI] |", "|---|---|---|---|---|"]
+    """Markdown rows: arm, round, completions, groups with equal rewards, mean earned reward [CI], verified-improvement
+    rate [CI]."""
+    lines = ["| arm | GRPO round | completions (prompt groups) | groups with equal rewards (within 0.02) | mean earned reward [95% CI] | "
+             "verified improvements [95% CI] |", "|---|---|---|---|---|---|"]
     for arm, points in cs.items():
         for p in points:
-            lines.append(f"| {arm} | {p['round']} | {p['completions']} ({p['groups']}) | {p['reward_mean']:.3f} "
+            lines.append(f"| {arm} | {p['round']} | {p['completions']} ({p['groups']}) | {p.get('equal_groups', '-')} | "
+                         f"{p['reward_mean']:.3f} "
                          f"[{p['reward_ci'][0]:.3f}, {p['reward_ci'][1]:.3f}] | {p['improved_rate']:.2f} "
                          f"[{p['improved_ci'][0]:.2f}, {p['improved_ci'][1]:.2f}] |")
     return lines

@@ -125,6 +125,21 @@ def test_training_curves_read_earned_rewards_and_claim_learning_only_when_both_r
     assert text.startswith("<svg") and text.count("<polyline") == 4  # two panels x two arms
 
 
+def test_training_curves_count_the_groups_that_give_grpo_no_signal(tmp_path):
+    # a group whose completions all earned the same reward has zero advantages: counted per round, in both arms
+    _write_arm(tmp_path, 0, "grpo", [(-0.8, 0.0)])
+    _write_arm(tmp_path, 0, "shuffled", [(-0.8, 0.0)])
+    d = tmp_path / "seed0" / "grpo" / "completions.jsonl"
+    rows = [json.loads(x) for x in d.read_text().splitlines()]
+    for r in rows:
+        if r["prompt_id"] in ("p0", "p1") and r["stage"] == "grpo:0":
+            r["reward"] = -0.75
+    d.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cs = lx.learning_curves.curves(tmp_path, [0], bootstrap=50)
+    assert cs["grpo"][0]["equal_groups"] == 2 and cs["shuffled"][0]["equal_groups"] == 0
+    assert "| grpo | 0 | 16 (4) | 2 |" in "\n".join(lx.learning_curves.table(cs))
+
+
 def test_the_report_plots_the_curves_and_states_the_train_verdict(tmp_path):
     _write_arm(tmp_path, 0, "grpo", [(-0.8, 0.0), (-0.6, 0.25)])
     _write_arm(tmp_path, 0, "shuffled", [(-0.8, 0.0), (-0.7, 0.25)])
