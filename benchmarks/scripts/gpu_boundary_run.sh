@@ -33,6 +33,9 @@ for phase in "$@"; do
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
         .carry/whl/*.whl > "$OUT/setup.txt" 2>&1 || { tail -20 "$OUT/setup.txt"; exit 1; }
       export PYTHONPATH=/tmp/site
+      # the carried harness/kernelzoo wheels are the tree's sources (installed_matches_tree.py), or no phase runs
+      python3 benchmarks/scripts/installed_matches_tree.py --site /tmp/site > "$OUT/installed.txt" 2>&1 \
+        || [ "${ALLOW_STALE_WHEELS:-0}" = 1 ] || { cat "$OUT/installed.txt"; exit 2; }
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
       python3 -c "import torch,triton,sys;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__,'python',sys.version.split()[0])" >> "$OUT/gpu.txt" 2>&1
       date -u +%Y-%m-%dT%H:%M:%SZ >> "$OUT/gpu.txt"

