@@ -343,6 +343,7 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
     seed_curves = {s: c for s, c in by_seed.items() if c}  # seeds with no GRPO round yet left out
     result = {"seeds": list(seeds), **setup, "pooled": table, "per_seed": per_seed, "verdict": verdict(table),
               "curves": curves, "train_verdict": learning_curves.train_verdict(curves),
+              "paired_difference": learning_curves.paired_difference(out, seeds),
               "curves_per_seed": seed_curves,
               "train_verdict_per_seed": {s: learning_curves.train_verdict(c) for s, c in seed_curves.items()},
               "seconds": wall}
@@ -362,6 +363,8 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
         lines += ["Train tasks, per GRPO round ([learning-curves.svg](learning-curves.svg)):", "",
                   *learning_curves.table(curves), ""]
     lines += [f"Train verdict: {result['train_verdict']}", ""]
+    if curves:
+        lines += [learning_curves.paired_line(result["paired_difference"]), ""]
     lines += [f"- seed {s}: {v}" for s, v in result["train_verdict_per_seed"].items()]
     (out / "results.md").write_text("\n".join(lines))
     return result

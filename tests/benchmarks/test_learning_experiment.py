@@ -102,7 +102,7 @@ def _write_arm(root: Path, seed: int, arm: str, per_round: list[tuple[float, flo
     for rnd, (earned, share) in enumerate(per_round):
         for g in range(groups):
             for k in range(n):
-                row = {"stage": f"grpo:{rnd}", "prompt_id": f"p{g}", "reward": earned + 0.01 * k,
+                row = {"stage": f"grpo:{rnd}", "prompt_id": f"p{g}", "task": f"t{g}", "reward": earned + 0.01 * k,
                        "improves": k < share * n}
                 if arm == "shuffled":
                     row["true_reward"], row["reward"] = row["reward"], 5.0  # paid 5.0: must not be read as earned
@@ -142,6 +142,35 @@ def test_training_curves_count_the_groups_that_give_grpo_no_signal(tmp_path):
     cs = lx.learning_curves.curves(tmp_path, [0], bootstrap=50)
     assert cs["grpo"][0]["equal_groups"] == 2 and cs["shuffled"][0]["equal_groups"] == 0
     assert "| grpo | 0 | 16 (4) | 2 |" in "\n".join(lx.learning_curves.table(cs))
+
+
+def test_the_paired_difference_takes_the_tasks_spread_out_and_keeps_the_verdicts_rule(tmp_path):
+    # four tasks of very different difficulty; grpo earns 0.2 more than the control on every one of them: the
+    # unpaired intervals overlap (no learning by the rule), the difference paired by task clears zero
+    for arm, lift in (("grpo", 0.2), ("shuffled", 0.0)):
+        d = tmp_path / "seed0" / arm
+        d.mkdir(parents=True)
+        rows = [{"stage": f"grpo:{rnd}", "prompt_id": f"{arm}{g}", "task": f"t{g}", "improves": False,
+                 "reward": (-1.0 + 0.5 * g + (lift if rnd else 0.0) + 0.01 * k)}
+                for rnd in (0, 1) for g in range(4) for k in range(4)]
+        (d / "completions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lc = lx.learning_curves
+    assert lc.train_verdict(lc.curves(tmp_path, [0], bootstrap=200)).startswith("no learning shown")
+    d = lc.paired_difference(tmp_path, [0], bootstrap=200)
+    assert d["round"] == 1 and d["pairs"] == 4
+    assert d["reward"]["mean"] == pytest.approx(0.2) and d["reward"]["ci"][0] > 0
+    assert d["improved_rate"] == {"mean": 0.0, "ci": [0.0, 0.0]}
+    assert "earned reward +0.200 [+0.200, +0.200]" in lc.paired_line(d)
+    # the twin: grpo ahead on two tasks and behind on two by as much: the paired interval holds zero
+    rows = [json.loads(x) for x in (tmp_path / "seed0" / "grpo" / "completions.jsonl").read_text().splitlines()]
+    for r in rows:
+        if r["stage"] == "grpo:1" and r["task"] in ("t0", "t1"):
+            r["reward"] -= 0.4
+    (tmp_path / "seed0" / "grpo" / "completions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    d = lc.paired_difference(tmp_path, [0], bootstrap=200)
+    assert d["reward"]["mean"] == pytest.approx(0.0, abs=1e-9) and d["reward"]["ci"][0] < 0 < d["reward"]["ci"][1]
+    assert lc.paired_difference(tmp_path / "none", [0]) is None
+    assert lc.paired_line(None).startswith("Paired by (seed, task): no GRPO round")
 
 
 def test_the_report_plots_the_curves_and_states_the_train_verdict(tmp_path):
