@@ -98,7 +98,8 @@ def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int 
     return result
 
 
-def paired_difference(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, Any] | None:
+def paired_difference(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000,
+                      seed: int = 0) -> dict[str, Any] | None:
     """grpo minus shuffled at the last GRPO round both arms reached, paired by (seed, train task): the mean difference
     of the earned reward and of the verified-improvement rate, each with a bootstrap 95% CI over the pairs. The two
     arms draw the same tasks in the same round, so pairing takes the tasks' own spread (a task the policy always
@@ -169,12 +170,12 @@ def train_verdict(cs: dict[str, list[dict[str, Any]]]) -> str:
 def table(cs: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Markdown rows: arm, round, completions, groups with equal rewards, mean earned reward [CI], verified-improvement
     rate [CI]."""
-    lines = ["| arm | GRPO round | completions (prompt groups) | groups with equal rewards (within 0.02) | mean earned reward [95% CI] | "
-             "verified improvements [95% CI] |", "|---|---|---|---|---|---|"]
+    lines = ["| arm | GRPO round | completions (prompt groups) | groups with equal rewards (within 0.02) | "
+             "mean earned reward [95% CI] | verified improvements [95% CI] |", "|---|---|---|---|---|---|"]
     for arm, points in cs.items():
         for p in points:
-            lines.append(f"| {arm} | {p['round']} | {p['completions']} ({p['groups']}) | {p.get('equal_groups', '-')} | "
-                         f"{p['reward_mean']:.3f} "
+            lines.append(f"| {arm} | {p['round']} | {p['completions']} ({p['groups']}) | "
+                         f"{p.get('equal_groups', '-')} | {p['reward_mean']:.3f} "
                          f"[{p['reward_ci'][0]:.3f}, {p['reward_ci'][1]:.3f}] | {p['improved_rate']:.2f} "
                          f"[{p['improved_ci'][0]:.2f}, {p['improved_ci'][1]:.2f}] |")
     return lines

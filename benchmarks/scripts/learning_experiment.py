@@ -327,9 +327,9 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
     per_seed: dict[str, dict[str, Any]] = {}
     for s in seeds:
         figs = _arm_figures(out / f"seed{s}")
-        per_seed[str(s)] = {a: {k: f.get(k) for k in ("correct_at_1", "novel_correct_rate", "best_of_k_geomean",
-                                                       "best_of_k_ci", "improved_fraction", "completions",
-                                                       "best_per_task", "statuses", "format_rate")} for a, f in figs.items()}
+        kept = ("correct_at_1", "novel_correct_rate", "best_of_k_geomean", "best_of_k_ci", "improved_fraction",
+                "completions", "best_per_task", "statuses", "format_rate")
+        per_seed[str(s)] = {a: {k: f.get(k) for k in kept} for a, f in figs.items()}
         for a, f in figs.items():
             per_arm[a].append(f)
     table = {a: pooled(fs) for a, fs in per_arm.items() if fs}

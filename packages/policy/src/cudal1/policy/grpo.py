@@ -2,8 +2,9 @@
 
 Each round rebuilds its prompts from the results store (cudal1.policy.contrastive: exemplars drawn by score
 bucket from everything measured so far, this run's earlier rounds included) for every train task
-(``prompts_per_task`` each, in a shuffled order), trains one optimizer step per prompt and pass (``num_generations``
-completions; ``grpo.trl.num_iterations`` passes over each generated batch, default 1, rewarded by cudal1.policy.rewarding.HarnessReward; ``prompts_per_generation`` prompts' completions drawn
+(``prompts_per_task`` each, in a shuffled order), trains one optimizer step per prompt and pass
+(``num_generations`` completions, rewarded by cudal1.policy.rewarding.HarnessReward; ``grpo.trl.num_iterations``
+passes over each generated batch, default 1; ``prompts_per_generation`` prompts' completions drawn
 in one generate call), then saves the policy to the run's checkpoint and records the round
 in state.json, so an interrupted run resumes at the next round.
 
