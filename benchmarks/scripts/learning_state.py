@@ -21,11 +21,13 @@ back at most 8 files of 16 MiB. The tar's gzip checksum makes ``unpack`` fail on
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
 import shutil
 import sys
 import tarfile
+import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -98,18 +100,30 @@ def pack(out: Path, dest: Path, part_mib: float = 15.0, max_parts: int = 4) -> l
 
 def unpack(src: Path, out: Path) -> int:
     """Restore the parts in ``src`` into ``out`` (which must not exist: a machine's own folder is newer than
-    anything carried to it); returns the files restored. Raises ValueError when there are no parts, and
-    tarfile/zlib errors on a missing or damaged part."""
+    anything carried to it); returns the files restored. Raises ValueError, with nothing restored, when there are no
+    parts, a part is missing (a gap in the numbering, or the last one: the gzip stream then does not end) or one is
+    damaged (gzip's checksum or length), and tarfile errors on a damaged archive inside a whole stream."""
     parts = sorted(src.glob(PREFIX + "*"))
     if not parts:
         raise ValueError(f"no {PREFIX}* files in {src}")
     if out.exists():
         raise ValueError(f"{out} exists: the machine's own experiment folder is kept (remove it to restore {src})")
-    data = b"".join(p.read_bytes() for p in parts)
+    numbers = [p.name[len(PREFIX):] for p in parts]
+    expected = [f"{i:02d}" for i in range(len(parts))]
+    if numbers != expected:
+        missing = sorted(set(expected) - set(numbers)) or numbers
+        raise ValueError(f"the parts in {src} are {numbers}: {PREFIX}{missing[0]} is missing (carry every part)")
+    try:
+        # the whole stream first: tarfile stops reading at the archive's end marker, so a lost last part that held
+        # only gzip's trailer went unnoticed (CI, 2026-12-07); gzip checks the trailer's checksum and length
+        archive = gzip.decompress(b"".join(p.read_bytes() for p in parts))
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise ValueError(f"the parts in {src} do not make a whole state ({e}): a part is missing or damaged "
+                         "(carry every part of one pack)") from e
     tmp = out.with_name(out.name + ".unpacking")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tar:
             names = tar.getnames()
             tar.extractall(tmp, filter="data")
     except BaseException:

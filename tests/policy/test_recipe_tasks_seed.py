@@ -28,7 +28,12 @@ def test_default_recipe_loads_and_overrides_apply():
 
 @pytest.mark.parametrize("overrides, match", [
     (["grpo.nope=1"], "unknown key"),
-    (["grpo.rounds=two"], "must be a int"),
+    (["grpo.rounds=two"], "grpo.rounds must be an integer, got 'two'"),
+    (["grpo.rounds=true"], "grpo.rounds must be an integer, got True"),
+    # fields whose default is null are checked against their annotation (they were not before 2026-12-07)
+    (["grpo.micro_batch_size=two"], "grpo.micro_batch_size must be an integer or null, got 'two'"),
+    (["sft.max_examples=1.5"], "sft.max_examples must be an integer or null, got 1.5"),
+    (["policy.tokenizer=[a]"], "policy.tokenizer must be a string or null"),
     (["policy.lora=maybe"], "true or false"),
     (["rounds"], "section.key=value"),
     (["sft.seed_tasks=all"], "sft.seed_tasks"),
@@ -41,7 +46,7 @@ def test_default_recipe_loads_and_overrides_apply():
     (["eval.lanes_per_gpu=0"], "eval.lanes_per_gpu 0: harness lanes"),
     (["eval.cpu_lanes=0"], "eval.cpu_lanes 0"),
     (["eval.warm_spares=everything"], "eval.warm_spares 'everything': write one of"),
-    (["eval.fork_workers=sometimes"], "eval.fork_workers 'sometimes': write true"),
+    (["eval.fork_workers=sometimes"], "eval.fork_workers must be true, false or null, got 'sometimes'"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):
     with pytest.raises(RecipeError, match=match):
@@ -209,7 +214,7 @@ def test_sft_checkpoints_gradients_as_its_section_says_or_else_as_the_policy_doe
 
 
 def test_a_gradient_checkpointing_setting_that_is_not_a_switch_is_refused():
-    with pytest.raises(RecipeError, match="sft.gradient_checkpointing 'sometimes': write true, false or null"):
+    with pytest.raises(RecipeError, match="sft.gradient_checkpointing must be true, false or null, got 'sometimes'"):
         load_recipe("default", ["sft.gradient_checkpointing=sometimes"], configs_dir=CONFIGS)
 
 

@@ -11,6 +11,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -437,26 +439,49 @@ def _build(cls: type, data: dict[str, Any], where: str) -> Any:
         raise RecipeError(f"unknown key(s) {unknown} in {where or 'recipe'}; known: {sorted(fields)}"
                           + (f" ({'; '.join(hints)})" if hints else ""))
     kwargs: dict[str, Any] = {}
+    hints: dict[str, Any] | None = None
     for name, value in data.items():
         default = fields[name].default_factory() if fields[name].default_factory is not dataclasses.MISSING else fields[name].default  # type: ignore[misc]
         if dataclasses.is_dataclass(default):
             kwargs[name] = _build(type(default), value or {}, f"{where}{name}.")
-        else:
-            kwargs[name] = _coerce(value, default, f"{where}{name}")
+            continue
+        if default is None and value is not None:
+            # a field whose default is null (``int | None``, ...): checked against its annotation's type instead
+            hints = typing.get_type_hints(cls) if hints is None else hints
+            default = _SAMPLE.get(_optional_of(hints.get(name)))
+            kwargs[name] = _coerce(value, default, f"{where}{name}", nullable=True)
+            continue
+        kwargs[name] = _coerce(value, default, f"{where}{name}")
     return cls(**kwargs)
 
 
-def _coerce(value: Any, default: Any, key: str) -> Any:
+#: a value of each plain type, for checking a field whose default is None against its annotation's type
+_SAMPLE: dict[Any, Any] = {bool: False, int: 0, float: 0.0, str: ""}
+
+
+def _optional_of(hint: Any) -> Any:
+    """``X`` for an annotation ``X | None`` (or ``Optional[X]``) with one plain type X; None otherwise."""
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return None
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if len(args) == 1 else None
+
+
+def _coerce(value: Any, default: Any, key: str, *, nullable: bool = False) -> Any:
+    """``value`` checked against the type of ``default`` (an int where a float is expected becomes a float); a
+    RecipeError naming ``key`` otherwise. ``nullable``: the field may also be null (its error says so)."""
     if value is None or default is None:
         return value
+    null = " or null" if nullable else ""
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise RecipeError(f"{key} must be true or false, got {value!r}")
+            raise RecipeError(f"{key} must be true{', false' if nullable else ' or false'}{null}, got {value!r}")
         return value
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if isinstance(default, (int, float, str)) and not isinstance(value, type(default)):
-        raise RecipeError(f"{key} must be a {type(default).__name__}, got {value!r}")
+    if isinstance(default, (int, float, str)) and (not isinstance(value, type(default)) or isinstance(value, bool)):
+        kind = {int: "an integer", float: "a number", str: "a string"}[type(default)]
+        raise RecipeError(f"{key} must be {kind}{null}, got {value!r}")
     if isinstance(default, list) and not isinstance(value, list):
         raise RecipeError(f"{key} must be a list, got {value!r}")
     if isinstance(default, dict) and not isinstance(value, dict):
