@@ -73,6 +73,16 @@ def _all_equal(rewards: list[float], tol: float = 0.02) -> bool:
     return max(rewards) - min(rewards) <= tol
 
 
+def _rows_by_round(out: Path, seeds: Sequence[int], arm: str,
+                   key: str) -> dict[int, dict[tuple[int, str], list[dict[str, Any]]]]:
+    """One arm's GRPO rows: round -> (seed, the row's ``key``: ``group`` or ``task``) -> rows."""
+    by_round: dict[int, dict[tuple[int, str], list[dict[str, Any]]]] = {}
+    for s in seeds:
+        for r in training_rows(out / f"seed{s}" / arm):
+            by_round.setdefault(r["round"], {}).setdefault((s, r[key]), []).append(r)
+    return by_round
+
+
 def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     """arm -> one point per GRPO round: ``round``, ``completions``, ``groups``, ``equal_groups`` (groups whose
     completions all earned the same reward within 0.02: no signal), ``reward_mean``, ``reward_ci``,
@@ -81,10 +91,7 @@ def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int 
     rng = random.Random(seed)
     result: dict[str, list[dict[str, Any]]] = {}
     for arm in CURVE_ARMS:
-        by_round: dict[int, dict[tuple[int, str], list[dict[str, Any]]]] = {}
-        for s in seeds:
-            for r in training_rows(out / f"seed{s}" / arm):
-                by_round.setdefault(r["round"], {}).setdefault((s, r["group"]), []).append(r)
+        by_round = _rows_by_round(out, seeds, arm, "group")
         points = []
         for rnd in sorted(by_round):
             groups = list(by_round[rnd].values())
@@ -105,13 +112,7 @@ def paired_difference(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000,
     arms draw the same tasks in the same round, so pairing takes the tasks' own spread (a task the policy always
     solves against one it never does) out of the comparison. Reported beside the train verdict, not instead of it:
     the verdict's rule (both of grpo's intervals above the control's) is the issue's. None without a common round."""
-    per_arm: dict[str, dict[int, dict[tuple[int, str], list[dict[str, Any]]]]] = {}
-    for arm in CURVE_ARMS:
-        by_round: dict[int, dict[tuple[int, str], list[dict[str, Any]]]] = {}
-        for s in seeds:
-            for r in training_rows(out / f"seed{s}" / arm):
-                by_round.setdefault(r["round"], {}).setdefault((s, r["task"]), []).append(r)
-        per_arm[arm] = by_round
+    per_arm = {arm: _rows_by_round(out, seeds, arm, "task") for arm in CURVE_ARMS}
     common = sorted(set(per_arm["grpo"]) & set(per_arm["shuffled"]))
     if not common:
         return None
