@@ -87,6 +87,10 @@ def test_second_load_reads_the_cache(first_load, monkeypatch):
     for (name, a), (_, b) in zip(model.state_dict().items(), cached.state_dict().items(), strict=True):
         assert torch.equal(a, b), name
     assert cached.generation_config.eos_token_id == tokenizer.eos_token_id
+    # one name whichever way it was loaded: a backend's default name (a search's identity) must not change
+    # between a machine's first load and its later ones
+    assert cached.config.name_or_path == model.config.name_or_path == embedded.EMBEDDED_NAME
+    assert TransformersBackend(cached, tokenizer).name == TransformersBackend(model, tokenizer).name
     assert tokenizer.chat_template and tokenizer.pad_token == "<|im_end|>"
     half, _ = load_embedded(cache_dir=folder, dtype=torch.bfloat16)
     assert next(half.parameters()).dtype == torch.bfloat16

