@@ -6,7 +6,11 @@ shuffled arm's.
 
 Read from each arm's ``completions.jsonl`` (every completion the pipeline drew, cudal1.policy.rewarding): rows of
 stage ``grpo:<round>``; the earned reward is ``true_reward`` where the control paid a shuffled one, else ``reward``;
-a verified improvement is the row's ``improves`` (the harness's one rule, cudal1.harness.flags.improves).
+a verified improvement is the row's ``improves`` (the harness's one rule, cudal1.harness.flags.improves). A *new*
+improvement is one whose code (by :func:`cudal1.kernelzoo.measured.code_identity`: docstrings, comments and layout
+aside) is no verified answer of the same task in an earlier stage of the same folder: a GRPO prompt shows earlier
+verified answers of its task as exemplars, and handing one back is the prompt's work, not something the policy made
+(2026-12-07: every verified answer of learning-v2's GRPO arms in round 3 was such a copy).
 
 The bootstrap resamples prompt groups (a seed's prompt and its completions), not single completions: the completions
 of one prompt share the prompt and the policy state, so resampling them one by one would understate the spread.
@@ -29,26 +33,58 @@ CURVE_ARMS = ("grpo", "shuffled")
 COLOURS = {"grpo": "#1f77b4", "shuffled": "#d62728"}
 
 
+def code_key(task: str, text: str) -> tuple[str, str] | None:
+    """(task, identity of the completion's code), None for a completion without code; code that does not parse is
+    keyed by its text."""
+    from cudal1.kernelzoo.measured import code_identity
+    from cudal1.prompts.parsing import ResponseFormatError, extract_code
+
+    try:
+        code = extract_code(text)
+    except ResponseFormatError:
+        return None
+    if not code:
+        return None
+    try:
+        return task, code_identity(code)
+    except SyntaxError:
+        return task, code
+
+
 def training_rows(run: Path) -> list[dict[str, Any]]:
-    """The GRPO completions of one arm's run folder: ``round``, ``group`` (its prompt), ``task``, ``reward`` (earned)
-    and ``improves``; none when the folder has no completions file. Rows without a finite earned reward are left out."""
+    """The GRPO completions of one arm's run folder: ``round``, ``group`` (its prompt), ``task``, ``reward`` (earned),
+    ``improves`` and ``new_improvement`` (an improvement whose code is no verified answer of its task in an earlier
+    stage of the folder, the parent stages a forked arm copied included); none when the folder has no completions
+    file. Rows without a finite earned reward are left out."""
     f = run / "completions.jsonl"
     if not f.exists():
         return []
     rows = []
+    earlier: set[tuple[str, str]] = set()  # verified answers of the stages before the current one
+    current: set[tuple[str, str]] = set()
+    last_stage = None
     for line in f.read_text().splitlines():
         if not line.strip():
             continue
         r = json.loads(line)
         stage = str(r.get("stage", ""))
+        if stage != last_stage:
+            earlier |= current
+            current, last_stage = set(), stage
+        task = str(r.get("task", ""))
+        verified = r.get("status") == "ok" and "same_as_reference" not in (r.get("flags") or [])
+        key = code_key(task, str(r.get("text", ""))) if verified else None
+        if key is not None:
+            current.add(key)
         if not stage.startswith("grpo:"):
             continue
         earned = r.get("true_reward", r.get("reward"))
         if not isinstance(earned, (int, float)) or not math.isfinite(earned):
             continue
-        rows.append({"round": int(stage.split(":", 1)[1]), "group": str(r.get("prompt_id", "")),
-                     "task": str(r.get("task", "")),
-                     "reward": float(earned), "improves": bool(r.get("improves"))})
+        improves = bool(r.get("improves"))
+        rows.append({"round": int(stage.split(":", 1)[1]), "group": str(r.get("prompt_id", "")), "task": task,
+                     "reward": float(earned), "improves": improves,
+                     "new_improvement": improves and key is not None and key not in earlier})
     return rows
 
 
@@ -86,9 +122,11 @@ def _rows_by_round(out: Path, seeds: Sequence[int], arm: str,
 def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     """arm -> one point per GRPO round: ``round``, ``completions``, ``groups``, ``equal_groups`` (groups whose
     completions all earned the same reward within 0.02: no signal), ``reward_mean``, ``reward_ci``,
-    ``improved_rate``, ``improved_ci``; pooled over ``seeds`` (``out/seed<N>/<arm>/``). Arms with no GRPO
+    ``improved_rate``, ``improved_ci``, ``new_improved_rate``, ``new_improved_ci`` (new improvements: not an earlier
+    stage's verified code); pooled over ``seeds`` (``out/seed<N>/<arm>/``). Arms with no GRPO
     completion yet are left out."""
     rng = random.Random(seed)
+    new_rng = random.Random(seed + 1)  # its own stream: the reward and improvement intervals stay as they were
     result: dict[str, list[dict[str, Any]]] = {}
     for arm in CURVE_ARMS:
         by_round = _rows_by_round(out, seeds, arm, "group")
@@ -97,9 +135,12 @@ def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int 
             groups = list(by_round[rnd].values())
             m, lo, hi = _group_bootstrap([[r["reward"] for r in g] for g in groups], bootstrap, rng)
             p, plo, phi = _group_bootstrap([[float(r["improves"]) for r in g] for g in groups], bootstrap, rng)
+            n, nlo, nhi = _group_bootstrap([[float(r["new_improvement"]) for r in g] for g in groups], bootstrap,
+                                           new_rng)
             points.append({"round": rnd, "completions": sum(len(g) for g in groups), "groups": len(groups),
                            "equal_groups": sum(1 for g in groups if _all_equal([r["reward"] for r in g])),
-                           "reward_mean": m, "reward_ci": [lo, hi], "improved_rate": p, "improved_ci": [plo, phi]})
+                           "reward_mean": m, "reward_ci": [lo, hi], "improved_rate": p, "improved_ci": [plo, phi],
+                           "new_improved_rate": n, "new_improved_ci": [nlo, nhi]})
         if points:
             result[arm] = points
     return result
@@ -123,7 +164,7 @@ def paired_difference(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000,
         return None
     rng = random.Random(seed)
     result: dict[str, Any] = {"round": last, "pairs": len(pairs)}
-    for name, key in (("reward", "reward"), ("improved_rate", "improves")):
+    for name, key in (("reward", "reward"), ("improved_rate", "improves"), ("new_improved_rate", "new_improvement")):
         diffs = [statistics.fmean(float(r[key]) for r in g[p]) - statistics.fmean(float(r[key]) for r in c[p])
                  for p in pairs]
         mean = statistics.fmean(diffs)
@@ -141,9 +182,11 @@ def paired_line(d: dict[str, Any] | None) -> str:
     if d is None:
         return "Paired by (seed, task): no GRPO round both arms reached."
     r, i = d["reward"], d["improved_rate"]
+    n = d.get("new_improved_rate")
+    new = (f", new-improvement rate {n['mean']:+.2f} [{n['ci'][0]:+.2f}, {n['ci'][1]:+.2f}]" if n else "")
     return (f"Paired by (seed, task), round {d['round']}, {d['pairs']} pairs, grpo minus shuffled: earned reward "
             f"{r['mean']:+.3f} [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}], verified-improvement rate {i['mean']:+.2f} "
-            f"[{i['ci'][0]:+.2f}, {i['ci'][1]:+.2f}] (beside the verdict, not its rule).")
+            f"[{i['ci'][0]:+.2f}, {i['ci'][1]:+.2f}]{new} (beside the verdict, not its rule).")
 
 
 def train_verdict(cs: dict[str, list[dict[str, Any]]]) -> str:
@@ -170,15 +213,18 @@ def train_verdict(cs: dict[str, list[dict[str, Any]]]) -> str:
 
 def table(cs: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Markdown rows: arm, round, completions, groups with equal rewards, mean earned reward [CI], verified-improvement
-    rate [CI]."""
+    rate [CI], new-improvement rate [CI] (not an earlier stage's verified code)."""
     lines = ["| arm | GRPO round | completions (prompt groups) | groups with equal rewards (within 0.02) | "
-             "mean earned reward [95% CI] | verified improvements [95% CI] |", "|---|---|---|---|---|---|"]
+             "mean earned reward [95% CI] | verified improvements [95% CI] | of them new code [95% CI] |",
+             "|---|---|---|---|---|---|---|"]
     for arm, points in cs.items():
         for p in points:
+            new = (f"{p['new_improved_rate']:.2f} [{p['new_improved_ci'][0]:.2f}, {p['new_improved_ci'][1]:.2f}]"
+                   if "new_improved_rate" in p else "-")
             lines.append(f"| {arm} | {p['round']} | {p['completions']} ({p['groups']}) | "
                          f"{p.get('equal_groups', '-')} | {p['reward_mean']:.3f} "
                          f"[{p['reward_ci'][0]:.3f}, {p['reward_ci'][1]:.3f}] | {p['improved_rate']:.2f} "
-                         f"[{p['improved_ci'][0]:.2f}, {p['improved_ci'][1]:.2f}] |")
+                         f"[{p['improved_ci'][0]:.2f}, {p['improved_ci'][1]:.2f}] | {new} |")
     return lines
 
 
