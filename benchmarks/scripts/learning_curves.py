@@ -7,8 +7,8 @@ shuffled arm's.
 Read from each arm's ``completions.jsonl`` (every completion the pipeline drew, cudal1.policy.rewarding): rows of
 stage ``grpo:<round>``; the earned reward is ``true_reward`` where the control paid a shuffled one, else ``reward``;
 a verified improvement is the row's ``improves`` (the harness's one rule, cudal1.harness.flags.improves). A *new*
-improvement is one whose code (by :func:`cudal1.kernelzoo.measured.code_identity`: docstrings, comments and layout
-aside) is no verified answer of the same task in an earlier stage of the same folder: a GRPO prompt shows earlier
+improvement is one whose code (by :func:`cudal1.harness.novelty.source_identity`: names, docstrings, comments,
+imports and layout aside) is no verified answer of the same task in an earlier stage of the same folder: a GRPO prompt shows earlier
 verified answers of its task as exemplars, and handing one back is the prompt's work, not something the policy made
 (2026-12-07: every verified answer of learning-v2's GRPO arms in round 3 was such a copy).
 
@@ -34,9 +34,10 @@ COLOURS = {"grpo": "#1f77b4", "shuffled": "#d62728"}
 
 
 def code_key(task: str, text: str) -> tuple[str, str] | None:
-    """(task, identity of the completion's code), None for a completion without code; code that does not parse is
-    keyed by its text."""
-    from cudal1.kernelzoo.measured import code_identity
+    """(task, identity of the completion's code by :func:`cudal1.harness.novelty.source_identity`, the one the GRPO
+    reward's shown-copy rule uses), None for a completion without code; code that does not parse is keyed by its
+    text."""
+    from cudal1.harness.novelty import source_identity
     from cudal1.prompts.parsing import ResponseFormatError, extract_code
 
     try:
@@ -45,10 +46,7 @@ def code_key(task: str, text: str) -> tuple[str, str] | None:
         return None
     if not code:
         return None
-    try:
-        return task, code_identity(code)
-    except SyntaxError:
-        return task, code
+    return task, source_identity(code) or code
 
 
 def training_rows(run: Path) -> list[dict[str, Any]]:

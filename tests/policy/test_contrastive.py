@@ -103,3 +103,25 @@ def test_copies_are_not_shown_and_an_improvement_is_in_every_prompt_once_it_exis
     rows = build_prompt_rows(store, [relu], n=1, tau=1.0, bucket_width=0.25, rng=random.Random(0),
                              count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=8)
     assert all("x * 22" in r["prompt"][0]["content"] for r in rows)
+
+
+def test_each_row_names_the_verified_answers_its_prompt_shows(tmp_path):
+    """The reward reads the ``shown`` column to tell a handed-back exemplar from the policy's own answer: it holds
+    the identity of every verified exemplar the prompt shows and nothing else (no failure, nothing not shown)."""
+    from cudal1.harness.novelty import source_identity
+
+    (relu,) = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 4}})
+    store = ResultStore(tmp_path / "r.sqlite")
+    for i, (status, sp) in enumerate([("ok", 1.5), ("incorrect", None), ("ok", 3.0), ("ok", 2.0)]):
+        store.add(R("relu", status, sp, relu.hash), relu, Candidate(code(i), "relu"), CFG)
+    rows = build_prompt_rows(store, [relu], n=2, tau=1.0, bucket_width=0.25, rng=random.Random(0),
+                             count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=3)
+    for row in rows:
+        text = row["prompt"][0]["content"]
+        shown = {i for i in range(4) if f"x * {i}\n" in text}
+        assert set(row["shown"]) == {source_identity(code(i)) for i in shown if i != 1}
+        assert source_identity(code(1)) not in row["shown"]  # the failure: shown, never a verified answer
+    # before any answer, the one exemplar is the reference rewritten as ModelNew (score 1.00)
+    (fresh,) = build_prompt_rows(ResultStore(tmp_path / "e.sqlite"), [relu], n=2, tau=1.0, bucket_width=0.25,
+                                 rng=random.Random(0), count_tokens=len, max_tokens=100_000)
+    assert len(fresh["shown"]) == 1

@@ -184,3 +184,38 @@ def test_shuffled_reward_control_pays_earned_rewards_in_another_order_and_logs_b
     log = tmp_path / "plain.jsonl"
     assert reward_fn(Scripted(*results()), completions_log=log)(["p"] * 6, texts, ["t"] * 6) == earned
     assert all("true_reward" not in json.loads(x) for x in log.read_text().splitlines())
+
+
+# -- a verified answer that hands back an exemplar its prompt showed ----------------------------------------------
+SHOWN = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, inp):\n        return inp.clone()\n"
+
+
+def test_a_handed_back_shown_exemplar_earns_what_the_reference_handed_back_earns(tmp_path):
+    """Adversarial: the prompt showed a verified 2x answer; the completion hands it back (its variable renamed, a
+    comment and a docstring added). The harness measures it 2x again (it is the same code), and paid as measured,
+    a GRPO group would give the copy the best advantage: it earns ``unchanged`` (the lowest), as the reference
+    handed back does, and the task's best is not raised by it."""
+    from cudal1.harness.novelty import source_identity
+
+    copied = SHOWN.replace("inp", "x").replace("return x.clone()", '"""mine"""\n        return x.clone()  # fast')
+    text = f"## Performance Analysis\na\n\n## Algorithm Design\nb\n\n## Code Implementation\n```python\n{copied}```\n"
+    shown = [source_identity(SHOWN)]
+    log = tmp_path / "c.jsonl"
+    metrics = {}
+    r = reward_fn(Scripted(ok(2.0)), completions_log=log)
+    assert r(["p"], [text], ["t"], shown=[shown], log_metric=metrics.__setitem__) == [r.config.unchanged]
+    assert r.best == {} and metrics["shown_copy_rate"] == 1.0
+    row = json.loads(log.read_text())
+    assert row["shown_copy"] is True and row["reward"] == r.config.unchanged and row["improves"] is True
+    # the twin: the same answer where its prompt showed something else (or nothing) is the policy's own: paid
+    other = reward_fn(Scripted(ok(2.0), ok(2.0)))
+    assert other(["p", "q"], [text, text], ["t", "t"], shown=[[source_identity(CODE.replace("x.clone()", "x * 2"))], []]) == [2.0, 2.0]
+    assert other.best == {"t": 2.0} and other.history[-1]["shown_copy_rate"] == 0.0
+    # and a recipe that says so pays the copy as measured (the behaviour before the rule)
+    paid = reward_fn(Scripted(ok(2.0)), shown_copies="paid")
+    assert paid(["p"], [text], ["t"], shown=[shown]) == [2.0]
+    # a copy that fails its run is a failure like any other
+    failed = reward_fn(Scripted(EvalResult(task="t", status="incorrect")))
+    assert failed(["p"], [text], ["t"], shown=[shown]) == [-0.5]
+    with pytest.raises(ValueError, match="shown_copies"):
+        reward_fn(Scripted(), shown_copies="half")

@@ -373,3 +373,27 @@ def test_sft_trains_under_bf16_autocast_only_where_the_cpu_has_native_bf16_produ
     (sft,) = run.events("sft")
     assert sft["steps"] == 2 and sft["bf16"] is (not torch.cuda.is_available())
     assert math.isfinite(sft["train_loss"])
+
+
+def test_trl_hands_the_reward_the_exemplars_each_prompt_showed(tmp_path, monkeypatch):
+    # the reward tells a handed-back exemplar from the policy's own answer by the dataset's ``shown`` column: trl must
+    # pass it through, one entry per completion, or the rule would silently never apply
+    from cudal1.harness.novelty import source_identity
+    from cudal1.policy import rewarding
+    from cudal1.policy.seed_data import reference_as_modelnew
+
+    seen = []
+    original = rewarding.HarnessReward.__call__
+
+    def recording(self, prompts, completions, task, log_metric=None, shown=None, **kw):
+        seen.append((list(task), shown))
+        return original(self, prompts, completions, task, log_metric=log_metric, shown=shown, **kw)
+
+    monkeypatch.setattr(rewarding.HarnessReward, "__call__", recording)
+    recipe = tiny_recipe(sft={"max_steps": 1})
+    train(recipe, RunDir(tmp_path / "shown"), log=lambda s: None)
+    assert seen and all(shown is not None and len(shown) == len(tasks) for tasks, shown in seen)
+    sources = {t.name: t.source for t in select_tasks("builtin", ["relu", "softmax"], SIZES)}
+    for tasks, shown in seen:  # no answer verified yet: each prompt showed its reference rewritten as ModelNew
+        for name, ids in zip(tasks, shown, strict=True):
+            assert list(ids) == [source_identity(reference_as_modelnew(sources[name]))]

@@ -21,7 +21,7 @@ import ast
 import hashlib
 from collections.abc import Iterable
 
-__all__ = ["SIGNATURE_OPS_MAX", "normalised_source", "op_signature", "same_source"]
+__all__ = ["SIGNATURE_OPS_MAX", "normalised_source", "op_signature", "same_source", "source_identity"]
 
 SIGNATURE_OPS_MAX = 100_000  #: operators of one call an OpRecorder keeps for its signature (the rest are not hashed)
 
@@ -120,6 +120,13 @@ def normalised_source(source: str) -> str | None:
     tree.body = _strip(tree.body)
     tree = _Normaliser(_bound_names(tree)).visit(tree)
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def source_identity(source: str) -> str | None:
+    """SHA-256 (hex) of :func:`normalised_source` (names, docstrings, comments, imports and layout aside): two
+    sources with the same identity compute the same way; None when ``source`` does not parse."""
+    norm = normalised_source(source)
+    return None if norm is None else hashlib.sha256(norm.encode("utf-8")).hexdigest()
 
 
 def same_source(candidate_source: str, task_source: str) -> bool:

@@ -17,14 +17,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cudal1.harness import EvalResult, ResultStore, Task
+from cudal1.harness.novelty import source_identity
 from cudal1.prompts import Exemplar, fit_exemplars, sample_exemplars
 from cudal1.rewards import paid_speedup
 
 from .collection import verified
 from .seed_data import reference_as_modelnew
 
-__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool", "exemplars_from_store",
-           "worth_showing"]
+__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool",
+           "exemplars_from_store", "shown_answers", "worth_showing"]
 
 RowFilter = Callable[[EvalResult, dict[str, Any]], bool]
 """``keep(result, meta)``: whether a stored row (meta as in ``ResultStore.rows``) may become an exemplar."""
@@ -82,7 +83,8 @@ def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau:
                       rng: random.Random, count_tokens: Callable[[str], int], max_tokens: int,
                       per_task: int = 1, keep: RowFilter = worth_showing, menu: str = "") -> list[dict[str, Any]]:
     """Dataset rows for one GRPO round: ``per_task`` rows per task, each ``{"prompt": [user message],
-    "task": name, "exemplars": k}`` with ``k`` exemplars drawn from the store. Before any candidate of a
+    "task": name, "exemplars": k, "shown": [identities]}`` with ``k`` exemplars drawn from the store and the
+    identities of the verified answers among them (:func:`shown_answers`; trl hands the column to the reward function). Before any candidate of a
     task succeeded, its reference rewritten as ModelNew is the one exemplar (score 1.00, by definition),
     as in the seed data's contrastive examples. ``keep`` picks the rows that may be shown (default
     :func:`worth_showing`: no flagged success); ``menu``: the op menu every prompt carries (zoo action space)."""
@@ -92,5 +94,20 @@ def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau:
         for _ in range(per_task):
             text, shown = contrastive_prompt(task, pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng,
                                              count_tokens=count_tokens, max_tokens=max_tokens, menu=menu)
-            rows.append({"prompt": [{"role": "user", "content": text}], "task": task.name, "exemplars": len(shown)})
+            rows.append({"prompt": [{"role": "user", "content": text}], "task": task.name, "exemplars": len(shown),
+                         "shown": shown_answers(shown)})
     return rows
+
+
+def shown_answers(shown: Sequence[Exemplar]) -> list[str]:
+    """The identities (:func:`cudal1.harness.novelty.source_identity`) of the verified answers among the exemplars a
+    prompt shows (``ok`` with a score), each once: what a completion of that prompt hands back if it copies one. (The
+    reference rewritten as ModelNew is among them before a task has an answer; a copy of it is also flagged
+    ``same_as_reference`` by the harness.)"""
+    out = []
+    for e in shown:
+        if e.status == "ok" and e.score is not None:
+            ident = source_identity(e.code)
+            if ident is not None and ident not in out:
+                out.append(ident)
+    return out

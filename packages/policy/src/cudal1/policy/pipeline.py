@@ -242,7 +242,8 @@ def train(recipe: Recipe, run: RunDir, *, log: Any = print, grpo_rounds_until: i
                                    format_penalty=rc.format_penalty, checker=checker, smoothing=rc.group_smoothing,
                                    run=run.path.name, remeasure=remeasure,
                                    completions_log=run.path / "completions.jsonl" if run.is_main else None,
-                                   shuffle_seed=recipe.seed + 7919 * run.rank if rc.shuffle else None)
+                                   shuffle_seed=recipe.seed + 7919 * run.rank if rc.shuffle else None,
+                                   shown_copies=rc.shown_copies)
             log(f"stage 3: contrastive GRPO, rounds {start + 1}..{until} of {g.rounds}, every train task ({len(tasks)}) x "
                 f"{g.prompts_per_task} prompt(s) x {g.num_generations} completions each round"
                 + ("; CONTROL RUN: rewards paid in shuffled order (reward.shuffle)" if rc.shuffle else ""))

@@ -230,7 +230,11 @@ class RewardSection:
     group_smoothing clips group-normalised rewards to [-1.5, 1.5]; judge: an ``openai:URL#MODEL`` spec for the
     reward checker's LLM judge (rules only when None); shuffle: a control run's setting, never a training one:
     GRPO is paid each batch's rewards in random order (seeded by the recipe's seed), so that the rewards carry
-    no information about the completions (the learning experiment's shuffled-reward control)."""
+    no information about the completions (the learning experiment's shuffled-reward control). shown_copies: what
+    GRPO pays a verified answer that hands back a verified exemplar its own prompt showed (by
+    :func:`cudal1.harness.novelty.normalised_source`: names, docstrings, comments and layout aside): ``unchanged``
+    (the default: ``shaping.unchanged``, as for the reference handed back; the prompt's work is not the policy's)
+    or ``paid`` (its measured speedup, as before 2026-12-07: learning-v2's GRPO arms learnt to copy)."""
 
     shaping: dict[str, Any] = field(default_factory=dict)
     no_code: float = -1.0
@@ -238,6 +242,7 @@ class RewardSection:
     group_smoothing: bool = False
     judge: str | None = None
     shuffle: bool = False
+    shown_copies: str = "unchanged"
 
 
 @dataclass
@@ -313,6 +318,11 @@ class Recipe:
         if self.eval.fork_workers not in (None, True, False):
             raise RecipeError(f"eval.fork_workers {self.eval.fork_workers!r}: write true (workers forked from warm "
                               "templates), false (started) or null (the pool's default)")
+        from .rewarding import SHOWN_COPIES
+
+        if self.reward.shown_copies not in SHOWN_COPIES:
+            raise RecipeError(f"reward.shown_copies {self.reward.shown_copies!r}: write unchanged (a handed-back "
+                              "exemplar earns what the reference handed back earns) or paid (its measured speedup)")
         if self.policy.device not in ("auto", "cpu", "cuda"):
             raise RecipeError(f"policy.device {self.policy.device!r}: write auto (the GPU when CUDA is visible), cpu "
                               "or cuda")

@@ -13,7 +13,12 @@
    OK clears a result's suspect flags.
 5. ``speedup_reward`` pays only real improvement (cudal1.rewards.shaping: a copy of the reference earns no
    more than a failure, a flagged speedup nothing unless cleared, a speedup only when its interval clears
-   1); optional group smoothing per prompt group.
+   1); optional group smoothing per prompt group. A verified answer that hands back a verified exemplar its own
+   prompt showed (the dataset's ``shown`` column, :func:`cudal1.policy.contrastive.shown_answers`; compared by
+   :func:`cudal1.harness.novelty.source_identity`) earns what the reference handed back earns
+   (``RewardConfig.unchanged``) under ``shown_copies="unchanged"`` (the default): the prompt made that answer, not
+   the policy, and paid its speedup again a GRPO group gives the copy the best advantage (2026-12-07: learning-v2's
+   GRPO arms learnt exactly that). ``shown_copies="paid"`` pays it as measured.
 6. Every completion is appended to ``completions_log`` (JSONL: stage, task, prompt id, text, parse outcome,
    status, flags, speedup, reward), so a format failure can be read afterwards.
 7. Control runs only (``shuffle_seed`` set): the batch's rewards are permuted at random before the trainer
@@ -23,8 +28,8 @@
 
 Metrics per call (logged through trl's ``log_metric`` and kept in :attr:`HarnessReward.history`):
 format_rate, compile_rate, correct_rate, novel_correct_rate (correct and not the reference), improved_rate
-(:attr:`EvalResult.improves`), mean_speedup (over correct ones), best_speedup, flags/<name> counts,
-reward_eval_s (wall seconds spent in this function).
+(:attr:`EvalResult.improves`), shown_copy_rate (verified answers that hand back a shown exemplar), mean_speedup
+(over correct ones), best_speedup, flags/<name> counts, reward_eval_s (wall seconds spent in this function).
 """
 
 from __future__ import annotations
@@ -43,10 +48,15 @@ from typing import Any
 
 from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore, Task
 from cudal1.harness import evaluate as harness_evaluate
+from cudal1.harness.novelty import source_identity
 from cudal1.prompts import ResponseFormatError, extract_code, parse_response
 from cudal1.rewards import RewardChecker, RewardConfig, Suspicion, group_smooth, speedup_reward
 
-__all__ = ["HarnessReward", "ParsedCompletion", "append_jsonl", "completion_row", "parse_completion", "prompt_id"]
+__all__ = ["SHOWN_COPIES", "HarnessReward", "ParsedCompletion", "append_jsonl", "completion_row", "parse_completion",
+           "prompt_id"]
+
+#: what a verified answer that hands back an exemplar its prompt showed earns (HarnessReward.shown_copies)
+SHOWN_COPIES = ("unchanged", "paid")
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,7 @@ class HarnessReward:
             use (stored by it); None: a one-off local pool (stored here).
         completions_log: JSONL file every completion is appended to (None: not kept); ``stage`` labels them.
         shuffle_seed: control runs only: permute each batch's rewards with this seed (step 7); None: never.
+        shown_copies: ``unchanged`` (a handed-back shown exemplar earns ``config.unchanged``) or ``paid`` (step 5).
     """
 
     tasks: Mapping[str, Task]
@@ -149,14 +160,20 @@ class HarnessReward:
     completions_log: str | Path | None = None
     stage: str = "grpo"
     shuffle_seed: int | None = None
+    shown_copies: str = "unchanged"
     _shuffler: random.Random | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.shown_copies not in SHOWN_COPIES:
+            raise ValueError(f"shown_copies {self.shown_copies!r}: write one of {list(SHOWN_COPIES)}")
         if self.shuffle_seed is not None:
             self._shuffler = random.Random(self.shuffle_seed)
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
-                 log_metric: Callable[[str, float], None] | None = None, **_: Any) -> list[float]:
+                 log_metric: Callable[[str, float], None] | None = None,
+                 shown: Sequence[Sequence[str] | None] | None = None, **_: Any) -> list[float]:
+        """Rewards of one batch. ``shown``: per completion, the identities of the verified exemplars its prompt
+        showed (the dataset column of the same name); None: no prompt showed any."""
         t0 = time.monotonic()
         parsed = [parse_completion(completion_text(c)) for c in completions]
         unknown = sorted({t for t in task if t not in self.tasks})
@@ -167,6 +184,7 @@ class HarnessReward:
                  for i in idx]
         results: dict[int, EvalResult] = dict(zip(idx, self.evaluate(pairs, run=self.run), strict=True)) if pairs else {}
         rewards: list[float] = []
+        copies: set[int] = set()  # verified answers that hand back a shown exemplar
         for i, p in enumerate(parsed):
             if p.code is None:
                 rewards.append(self.no_code)
@@ -181,10 +199,15 @@ class HarnessReward:
                 verdict = self.checker.check(p.code, r, self.tasks[task[i]].source)
                 hack = verdict.is_hack
                 cleared = verdict.verdict == "ok" and verdict.decided_by.startswith("judge:")
-            value = self.config.rejected if hack else speedup_reward(r, self.config, cleared=cleared)
+            copy = (r.ok and not hack and self.shown_copies == "unchanged" and shown is not None
+                    and bool(shown[i]) and source_identity(p.code) in shown[i])
+            if copy:
+                copies.add(i)
+            value = (self.config.rejected if hack else float(self.config.unchanged) if copy
+                     else speedup_reward(r, self.config, cleared=cleared))
             if not p.well_formed:
                 value -= self.format_penalty
-            if r.improves and r.speedup is not None and not hack:
+            if r.improves and r.speedup is not None and not hack and not copy:
                 self.best[task[i]] = max(self.best.get(task[i], 0.0), r.speedup)
             rewards.append(float(value))
         if self.smoothing and self.group_size > 1 and len(rewards) % self.group_size == 0:
@@ -192,8 +215,10 @@ class HarnessReward:
                        for v in group_smooth(rewards[g:g + self.group_size])]
         paid = self._shuffled(rewards)
         if self.completions_log is not None:
-            self._keep(prompts, completions, task, parsed, results, paid, rewards if paid is not rewards else None)
+            self._keep(prompts, completions, task, parsed, results, paid, rewards if paid is not rewards else None,
+                       copies)
         metrics = self._metrics(parsed, results, rewards, time.monotonic() - t0)
+        metrics["shown_copy_rate"] = len(copies) / max(1, len(parsed))
         self.history.append(metrics)
         if log_metric is not None:
             for k, v in metrics.items():
@@ -211,9 +236,11 @@ class HarnessReward:
 
     def _keep(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
               parsed: list[ParsedCompletion], results: Mapping[int, EvalResult], rewards: list[float],
-              true_rewards: list[float] | None = None) -> None:
+              true_rewards: list[float] | None = None, copies: set[int] | frozenset[int] = frozenset()) -> None:
         rows = [completion_row(self.stage, task[i], prompts[i], completion_text(completions[i]), p, results.get(i),
                                rewards[i]) for i, p in enumerate(parsed)]
+        for i in copies:
+            rows[i]["shown_copy"] = True
         if true_rewards is not None:
             for row, earned in zip(rows, true_rewards, strict=True):
                 row["true_reward"] = earned
