@@ -51,9 +51,10 @@ def code_key(task: str, text: str) -> tuple[str, str] | None:
 
 def training_rows(run: Path) -> list[dict[str, Any]]:
     """The GRPO completions of one arm's run folder: ``round``, ``group`` (its prompt), ``task``, ``reward`` (earned),
-    ``improves`` and ``new_improvement`` (an improvement whose code is no verified answer of its task in an earlier
-    stage of the folder, the parent stages a forked arm copied included); none when the folder has no completions
-    file. Rows without a finite earned reward are left out."""
+    ``improves``, ``new_improvement`` (an improvement whose code is no verified answer of its task in an earlier
+    stage of the folder, the parent stages a forked arm copied included) and ``shown_copy`` (the reward found it
+    handing back an exemplar its prompt showed: cudal1.policy.rewarding; None in logs from before that rule,
+    2026-12-07); none when the folder has no completions file. Rows without a finite earned reward are left out."""
     f = run / "completions.jsonl"
     if not f.exists():
         return []
@@ -82,7 +83,8 @@ def training_rows(run: Path) -> list[dict[str, Any]]:
         improves = bool(r.get("improves"))
         rows.append({"round": int(stage.split(":", 1)[1]), "group": str(r.get("prompt_id", "")), "task": task,
                      "reward": float(earned), "improves": improves,
-                     "new_improvement": improves and key is not None and key not in earlier})
+                     "new_improvement": improves and key is not None and key not in earlier,
+                     "shown_copy": r.get("shown_copy")})  # None: a log from before the reward's rule
     return rows
 
 
@@ -121,7 +123,8 @@ def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int 
     """arm -> one point per GRPO round: ``round``, ``completions``, ``groups``, ``equal_groups`` (groups whose
     completions all earned the same reward within 0.02: no signal), ``reward_mean``, ``reward_ci``,
     ``improved_rate``, ``improved_ci``, ``new_improved_rate``, ``new_improved_ci`` (new improvements: not an earlier
-    stage's verified code); pooled over ``seeds`` (``out/seed<N>/<arm>/``). Arms with no GRPO
+    stage's verified code), ``shown_copies`` (completions the reward found handing back a shown exemplar; None when
+    a row's log predates that rule); pooled over ``seeds`` (``out/seed<N>/<arm>/``). Arms with no GRPO
     completion yet are left out."""
     rng = random.Random(seed)
     new_rng = random.Random(seed + 1)  # its own stream: the reward and improvement intervals stay as they were
@@ -138,7 +141,9 @@ def curves(out: Path, seeds: Sequence[int], *, bootstrap: int = 2000, seed: int 
             points.append({"round": rnd, "completions": sum(len(g) for g in groups), "groups": len(groups),
                            "equal_groups": sum(1 for g in groups if _all_equal([r["reward"] for r in g])),
                            "reward_mean": m, "reward_ci": [lo, hi], "improved_rate": p, "improved_ci": [plo, phi],
-                           "new_improved_rate": n, "new_improved_ci": [nlo, nhi]})
+                           "new_improved_rate": n, "new_improved_ci": [nlo, nhi],
+                           "shown_copies": (None if any(r["shown_copy"] is None for g in groups for r in g)
+                                            else sum(bool(r["shown_copy"]) for g in groups for r in g))})
         if points:
             result[arm] = points
     return result
@@ -211,10 +216,10 @@ def train_verdict(cs: dict[str, list[dict[str, Any]]]) -> str:
 
 def table(cs: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Markdown rows: arm, round, completions, groups with equal rewards, mean earned reward [CI], verified-improvement
-    rate [CI], new-improvement rate [CI] (not an earlier stage's verified code)."""
+    rate [CI], new-improvement rate [CI] (not an earlier stage's verified code), shown exemplars handed back."""
     lines = ["| arm | GRPO round | completions (prompt groups) | groups with equal rewards (within 0.02) | "
-             "mean earned reward [95% CI] | verified improvements [95% CI] | of them new code [95% CI] |",
-             "|---|---|---|---|---|---|---|"]
+             "mean earned reward [95% CI] | verified improvements [95% CI] | of them new code [95% CI] | "
+             "shown exemplars handed back |", "|---|---|---|---|---|---|---|---|"]
     for arm, points in cs.items():
         for p in points:
             new = (f"{p['new_improved_rate']:.2f} [{p['new_improved_ci'][0]:.2f}, {p['new_improved_ci'][1]:.2f}]"
@@ -222,7 +227,8 @@ def table(cs: dict[str, list[dict[str, Any]]]) -> list[str]:
             lines.append(f"| {arm} | {p['round']} | {p['completions']} ({p['groups']}) | "
                          f"{p.get('equal_groups', '-')} | {p['reward_mean']:.3f} "
                          f"[{p['reward_ci'][0]:.3f}, {p['reward_ci'][1]:.3f}] | {p['improved_rate']:.2f} "
-                         f"[{p['improved_ci'][0]:.2f}, {p['improved_ci'][1]:.2f}] | {new} |")
+                         f"[{p['improved_ci'][0]:.2f}, {p['improved_ci'][1]:.2f}] | {new} | "
+                         f"{'-' if p.get('shown_copies') is None else p['shown_copies']} |")
     return lines
 
 

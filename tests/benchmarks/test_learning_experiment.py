@@ -182,22 +182,30 @@ def test_an_improvement_that_hands_back_an_earlier_verified_answer_is_not_new(tm
     fresh = head + "        return torch.softmax(x, dim=-1)\n```"
     d = tmp_path / "seed0" / "grpo"
     d.mkdir(parents=True)
-    ok = {"status": "ok", "flags": [], "improves": True, "reward": 0.3}
+    ok = {"status": "ok", "flags": [], "improves": True, "reward": 0.3, "shown_copy": False}
     rows = [{"stage": "self_train:0", "task": "t0", "prompt_id": "s", "text": shown, **ok},
             {"stage": "self_train:0", "task": "t1", "prompt_id": "s1", "text": fresh, "status": "incorrect",
              "flags": [], "improves": False, "reward": -0.5},  # not verified: no exemplar
             {"stage": "grpo:0", "task": "t0", "prompt_id": "p", "text": copied, **ok},
             {"stage": "grpo:0", "task": "t0", "prompt_id": "p", "text": fresh, **ok},
             {"stage": "grpo:0", "task": "t1", "prompt_id": "q", "text": fresh, **ok},  # failed before: new
-            {"stage": "grpo:1", "task": "t0", "prompt_id": "p2", "text": fresh, **ok}]  # verified in round 0: a copy
+            {"stage": "grpo:1", "task": "t0", "prompt_id": "p2", "text": fresh, **ok},  # verified in round 0: a copy
+            {"stage": "grpo:1", "task": "t0", "prompt_id": "p2", "text": fresh, **ok, "reward": -1.0,
+             "shown_copy": True}]  # and one the reward found handing back what its prompt showed
     (d / "completions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     got = [(r["round"], r["task"], r["improves"], r["new_improvement"])
            for r in lx.learning_curves.training_rows(d)]
-    assert got == [(0, "t0", True, False), (0, "t0", True, True), (0, "t1", True, True), (1, "t0", True, False)]
+    assert got == [(0, "t0", True, False), (0, "t0", True, True), (0, "t1", True, True), (1, "t0", True, False),
+                   (1, "t0", True, False)]
     cs = lx.learning_curves.curves(tmp_path, [0], bootstrap=50)
     assert cs["grpo"][0]["improved_rate"] == 1.0 and cs["grpo"][0]["new_improved_rate"] == pytest.approx(2 / 3)
     assert cs["grpo"][1]["new_improved_rate"] == 0.0
-    assert "| of them new code [95% CI] |" in lx.learning_curves.table(cs)[0]
+    assert "| of them new code [95% CI] | shown exemplars handed back |" in lx.learning_curves.table(cs)[0]
+    assert cs["grpo"][0]["shown_copies"] == 0 and cs["grpo"][1]["shown_copies"] == 1
+    # a log from before the reward's rule says nothing either way: no count, "-" in the table
+    _write_arm(tmp_path, 1, "grpo", [(-0.8, 0.5)])
+    old = lx.learning_curves.curves(tmp_path, [1], bootstrap=50)
+    assert old["grpo"][0]["shown_copies"] is None and lx.learning_curves.table(old)[2].endswith("| - |")
 
 
 def test_the_report_plots_the_curves_and_states_the_train_verdict(tmp_path):

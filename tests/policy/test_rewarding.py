@@ -207,6 +207,9 @@ def test_a_handed_back_shown_exemplar_earns_what_the_reference_handed_back_earns
     assert r.best == {} and metrics["shown_copy_rate"] == 1.0
     row = json.loads(log.read_text())
     assert row["shown_copy"] is True and row["reward"] == r.config.unchanged and row["improves"] is True
+    twin_log = tmp_path / "twin.jsonl"
+    reward_fn(Scripted(ok(2.0)), completions_log=twin_log)(["p"], [text], ["t"], shown=[[]])
+    assert json.loads(twin_log.read_text())["shown_copy"] is False  # every row says, so a missing key means "before"
     # the twin: the same answer where its prompt showed something else (or nothing) is the policy's own: paid
     other = reward_fn(Scripted(ok(2.0), ok(2.0)))
     assert other(["p", "q"], [text, text], ["t", "t"], shown=[[source_identity(CODE.replace("x.clone()", "x * 2"))], []]) == [2.0, 2.0]

@@ -391,9 +391,14 @@ def test_trl_hands_the_reward_the_exemplars_each_prompt_showed(tmp_path, monkeyp
 
     monkeypatch.setattr(rewarding.HarnessReward, "__call__", recording)
     recipe = tiny_recipe(sft={"max_steps": 1})
-    train(recipe, RunDir(tmp_path / "shown"), log=lambda s: None)
+    run = RunDir(tmp_path / "shown")
+    train(recipe, run, log=lambda s: None)
     assert seen and all(shown is not None and len(shown) == len(tasks) for tasks, shown in seen)
+    (prompts,) = run.events("grpo_round_prompts")  # and the run's log keeps what each prompt showed
+    assert len(prompts["shown"]) == len(prompts["tasks"]) == 2
     sources = {t.name: t.source for t in select_tasks("builtin", ["relu", "softmax"], SIZES)}
     for tasks, shown in seen:  # no answer verified yet: each prompt showed its reference rewritten as ModelNew
         for name, ids in zip(tasks, shown, strict=True):
             assert list(ids) == [source_identity(reference_as_modelnew(sources[name]))]
+    for name, ids in zip(prompts["tasks"], prompts["shown"], strict=True):
+        assert ids == [source_identity(reference_as_modelnew(sources[name]))]

@@ -239,8 +239,8 @@ class HarnessReward:
               true_rewards: list[float] | None = None, copies: set[int] | frozenset[int] = frozenset()) -> None:
         rows = [completion_row(self.stage, task[i], prompts[i], completion_text(completions[i]), p, results.get(i),
                                rewards[i]) for i, p in enumerate(parsed)]
-        for i in copies:
-            rows[i]["shown_copy"] = True
+        for i, row in enumerate(rows):
+            row["shown_copy"] = i in copies  # written on every row: a log without the key predates the rule
         if true_rewards is not None:
             for row, earned in zip(rows, true_rewards, strict=True):
                 row["true_reward"] = earned
