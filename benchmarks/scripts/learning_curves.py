@@ -8,9 +8,9 @@ Read from each arm's ``completions.jsonl`` (every completion the pipeline drew, 
 stage ``grpo:<round>``; the earned reward is ``true_reward`` where the control paid a shuffled one, else ``reward``;
 a verified improvement is the row's ``improves`` (the harness's one rule, cudal1.harness.flags.improves). A *new*
 improvement is one whose code (by :func:`cudal1.harness.novelty.source_identity`: names, docstrings, comments,
-imports and layout aside) is no verified answer of the same task in an earlier stage of the same folder: a GRPO prompt shows earlier
-verified answers of its task as exemplars, and handing one back is the prompt's work, not something the policy made
-(2026-12-07: every verified answer of learning-v2's GRPO arms in round 3 was such a copy).
+imports and layout aside) is no verified answer of the same task in an earlier stage of the same folder: a GRPO
+prompt shows earlier verified answers of its task as exemplars, and handing one back is the prompt's work, not
+something the policy made (2026-12-07: every verified answer of learning-v2's GRPO arms in round 3 was such a copy).
 
 The bootstrap resamples prompt groups (a seed's prompt and its completions), not single completions: the completions
 of one prompt share the prompt and the policy state, so resampling them one by one would understate the spread.

@@ -24,8 +24,8 @@ from cudal1.rewards import paid_speedup
 from .collection import verified
 from .seed_data import reference_as_modelnew
 
-__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool",
-           "exemplars_from_store", "shown_answers", "worth_showing"]
+__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool", "exemplars_from_store",
+           "shown_answers", "worth_showing"]
 
 RowFilter = Callable[[EvalResult, dict[str, Any]], bool]
 """``keep(result, meta)``: whether a stored row (meta as in ``ResultStore.rows``) may become an exemplar."""
@@ -84,10 +84,11 @@ def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau:
                       per_task: int = 1, keep: RowFilter = worth_showing, menu: str = "") -> list[dict[str, Any]]:
     """Dataset rows for one GRPO round: ``per_task`` rows per task, each ``{"prompt": [user message],
     "task": name, "exemplars": k, "shown": [identities]}`` with ``k`` exemplars drawn from the store and the
-    identities of the verified answers among them (:func:`shown_answers`; trl hands the column to the reward function). Before any candidate of a
-    task succeeded, its reference rewritten as ModelNew is the one exemplar (score 1.00, by definition),
-    as in the seed data's contrastive examples. ``keep`` picks the rows that may be shown (default
-    :func:`worth_showing`: no flagged success); ``menu``: the op menu every prompt carries (zoo action space)."""
+    identities of the verified answers among them (:func:`shown_answers`; trl hands the column to the reward
+    function). Before any candidate of a task succeeded, its reference rewritten as ModelNew is the one exemplar
+    (score 1.00, by definition), as in the seed data's contrastive examples. ``keep`` picks the rows that may be
+    shown (default :func:`worth_showing`: no flagged success); ``menu``: the op menu every prompt carries (zoo action
+    space)."""
     rows = []
     for task in tasks:
         pool = exemplar_pool(store, task, keep)
