@@ -212,7 +212,8 @@ def test_a_handed_back_shown_exemplar_earns_what_the_reference_handed_back_earns
     assert json.loads(twin_log.read_text())["shown_copy"] is False  # every row says, so a missing key means "before"
     # the twin: the same answer where its prompt showed something else (or nothing) is the policy's own: paid
     other = reward_fn(Scripted(ok(2.0), ok(2.0)))
-    assert other(["p", "q"], [text, text], ["t", "t"], shown=[[source_identity(CODE.replace("x.clone()", "x * 2"))], []]) == [2.0, 2.0]
+    elsewhere = [source_identity(CODE.replace("x.clone()", "x * 2"))]
+    assert other(["p", "q"], [text, text], ["t", "t"], shown=[elsewhere, []]) == [2.0, 2.0]
     assert other.best == {"t": 2.0} and other.history[-1]["shown_copy_rate"] == 0.0
     # and a recipe that says so pays the copy as measured (the behaviour before the rule)
     paid = reward_fn(Scripted(ok(2.0)), shown_copies="paid")
