@@ -114,3 +114,20 @@ class ModelNew(nn.Module):
     assert disguised.integrity["same_as_reference"][0].startswith("operators")
     assert "same_as_reference" not in honest.flags
     assert copy.verified and not copy.improves  # correct code, no improvement
+    # every verified result keeps its behaviour (operators and kernels as one digest): the restructured copy behaves as
+    # the reference, the rewrite (other operators) does not; a trainer compares it with the exemplars it showed
+    behaviours = [r.integrity.get("behaviour") for r in (copy, disguised, honest)]
+    assert all(isinstance(b, str) and len(b) == 64 for b in behaviours), behaviours
+    assert behaviours[0] == behaviours[1] != behaviours[2]
+
+
+def test_behaviour_identity_is_the_operators_and_the_set_of_kernels():
+    from cudal1.harness.novelty import behaviour_identity, op_signature
+
+    sig = op_signature([("aten::addmm", "(4, 8):torch.float32"), ("aten::relu", "(4, 8):torch.float32")])
+    assert behaviour_identity(sig, None) == behaviour_identity(sig, [])  # a CPU run launches no GPU kernel
+    assert behaviour_identity(sig, ["k2", "k1", "k1"]) == behaviour_identity(sig, ["k1", "k2"])  # order, repeats
+    assert behaviour_identity(sig, ["k1"]) != behaviour_identity(sig, ["k1", "k2"])  # another kernel: another one
+    other = op_signature([("aten::addmm", "(4, 8):torch.float32"), ("aten::gelu", "(4, 8):torch.float32")])
+    assert behaviour_identity(other, None) != behaviour_identity(sig, None)
+    assert behaviour_identity(None, ["k1"]) is None  # no recorded operators: matches nothing

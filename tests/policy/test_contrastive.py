@@ -125,3 +125,27 @@ def test_each_row_names_the_verified_answers_its_prompt_shows(tmp_path):
     (fresh,) = build_prompt_rows(ResultStore(tmp_path / "e.sqlite"), [relu], n=2, tau=1.0, bucket_width=0.25,
                                  rng=random.Random(0), count_tokens=len, max_tokens=100_000)
     assert len(fresh["shown"]) == 1
+
+
+def test_each_row_carries_the_behaviours_of_the_verified_answers_it_shows_with_their_speedups(tmp_path):
+    """The reward reads ``shown_behaviour`` and ``shown_speedup`` to find a copy in disguise: the behaviour the harness
+    kept for each verified exemplar the prompt shows (``integrity["behaviour"]``) and the speedup it was shown with, in
+    the same order; nothing for a failure, for an answer stored without a behaviour, or for one not shown."""
+    (relu,) = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 4}})
+    store = ResultStore(tmp_path / "r.sqlite")
+    results = [("ok", 1.5, "B0"), ("incorrect", None, "B1"), ("ok", 3.0, "B2"), ("ok", 2.0, None)]
+    for i, (status, sp, behaviour) in enumerate(results):
+        r = R("relu", status, sp, relu.hash)
+        if behaviour is not None:
+            r = EvalResult(**{**r.__dict__, "integrity": {"behaviour": behaviour}})
+        store.add(r, relu, Candidate(code(i), "relu"), CFG)
+    rows = build_prompt_rows(store, [relu], n=3, tau=1.0, bucket_width=0.25, rng=random.Random(0),
+                             count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=3)
+    for row in rows:
+        text = row["prompt"][0]["content"]
+        expected = [(f"B{i}", results[i][1]) for i in (0, 2) if f"x * {i}\n" in text]
+        assert sorted(zip(row["shown_behaviour"], row["shown_speedup"], strict=True)) == sorted(expected)
+    assert any(row["shown_behaviour"] for row in rows)
+    (fresh,) = build_prompt_rows(ResultStore(tmp_path / "e.sqlite"), [relu], n=2, tau=1.0, bucket_width=0.25,
+                                 rng=random.Random(0), count_tokens=len, max_tokens=100_000)
+    assert fresh["shown_behaviour"] == [] and fresh["shown_speedup"] == []  # the reference: the harness's own flag

@@ -223,3 +223,45 @@ def test_a_handed_back_shown_exemplar_earns_what_the_reference_handed_back_earns
     assert failed(["p"], [text], ["t"], shown=[shown]) == [-0.5]
     with pytest.raises(ValueError, match="shown_copies"):
         reward_fn(Scripted(), shown_copies="half")
+
+
+def _behaving(speedup, behaviour, spread=0.01):
+    """An ok result that behaves as ``behaviour`` (EvalResult.integrity["behaviour"], as the harness keeps it)."""
+    return EvalResult(task="t", status="ok", speedup=speedup, speedup_ci=((1 - spread) * speedup, (1 + spread) * speedup),
+                      integrity={"behaviour": behaviour})
+
+
+def test_a_copy_in_disguise_that_behaves_as_a_shown_exemplar_earns_what_a_copy_earns(tmp_path):
+    """Adversarial: the prompt showed a verified 2x answer; the completion splits its one statement in two (a new
+    source identity, so the source rule misses it) but dispatches the same operators and kernels (the same
+    behaviour), and measures 2x again: it earns ``unchanged`` and does not raise the task's best. Twins: the same
+    kernels launched better (a block size), measured clearly faster than the exemplar (its interval above
+    BEHAVIOUR_MARGIN x 2), are paid; an answer that behaves otherwise is paid; a result without a behaviour (a store
+    from before the harness kept it) is paid as before."""
+    from cudal1.harness.novelty import source_identity
+    from cudal1.policy.rewarding import BEHAVIOUR_MARGIN, shown_copy
+
+    split = SHOWN.replace("return inp.clone()", "out = inp.clone()\n        return out")
+    assert source_identity(split) != source_identity(SHOWN)
+    text = f"## Performance Analysis\na\n\n## Algorithm Design\nb\n\n## Code Implementation\n```python\n{split}```\n"
+    cols = {"shown": [[source_identity(SHOWN)]], "shown_behaviour": [["B"]], "shown_speedup": [[2.0]]}
+    log = tmp_path / "c.jsonl"
+    r = reward_fn(Scripted(_behaving(2.0, "B")), completions_log=log)
+    assert r(["p"], [text], ["t"], **cols) == [r.config.unchanged]
+    assert r.best == {} and r.history[-1]["shown_behaviour_copy_rate"] == 1.0
+    row = json.loads(log.read_text())
+    assert row["shown_copy"] is True and row["shown_copy_by"] == "behaviour"
+    # measured a little faster than shown (re-measurement noise, inside the margin): still a copy
+    assert shown_copy(split, _behaving(2.06, "B"), [], ["B"], [2.0]) == "behaviour"
+    # the twins
+    faster = 2.0 * BEHAVIOUR_MARGIN * 1.2
+    tuned = reward_fn(Scripted(_behaving(faster, "B")))
+    assert tuned(["p"], [text], ["t"], **cols) == [pytest.approx(faster)] and tuned.best == {"t": faster}
+    assert reward_fn(Scripted(_behaving(2.0, "C")))(["p"], [text], ["t"], **cols) == [2.0]
+    assert reward_fn(Scripted(ok(2.0)))(["p"], [text], ["t"], **cols) == [2.0]
+    # the source rule still comes first: the exemplar itself handed back is a copy whatever it measures
+    assert shown_copy(SHOWN, _behaving(9.0, "B"), [source_identity(SHOWN)], ["B"], [2.0]) == "source"
+    # and a recipe that pays copies pays this one too
+    assert reward_fn(Scripted(_behaving(2.0, "B")), shown_copies="paid")(["p"], [text], ["t"], **cols) == [2.0]
+    with pytest.raises(ValueError, match="one speedup per shown_behaviour"):
+        shown_copy(split, _behaving(2.0, "B"), [], ["B", "C"], [2.0])

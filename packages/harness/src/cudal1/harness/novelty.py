@@ -13,6 +13,13 @@ correct; it is just no improvement, see :func:`cudal1.harness.flags.improves`):
   copy that was restructured (a helper function, a subclass of ``nn.Module`` calling the same ops in the
   same order). The candidate's record comes from its own process, so a candidate could forge it: that only
   lets a disguised copy escape this flag, never earn a speedup (which the parent measures itself).
+
+Every verified result also keeps its **behaviour** (``EvalResult.integrity["behaviour"]``,
+:func:`behaviour_identity`): the operator sequence of one call and the set of GPU kernels one call launched, as one
+digest. Two candidates of a task with the same behaviour dispatch the same operators on the same shapes and launch
+the same kernels (by name: launch settings such as block sizes are not in it), however their sources differ. The
+trainer compares it with the exemplars a prompt showed (:mod:`cudal1.policy.rewarding`): a copy with a statement
+split in two or a no-op added has a new source identity but the same behaviour.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ import ast
 import hashlib
 from collections.abc import Iterable
 
-__all__ = ["SIGNATURE_OPS_MAX", "normalised_source", "op_signature", "same_source", "source_identity"]
+__all__ = ["SIGNATURE_OPS_MAX", "behaviour_identity", "normalised_source", "op_signature", "same_source",
+           "source_identity"]
 
 SIGNATURE_OPS_MAX = 100_000  #: operators of one call an OpRecorder keeps for its signature (the rest are not hashed)
 
@@ -141,4 +149,16 @@ def op_signature(ops: Iterable[tuple[str, str]]) -> str:
     h = hashlib.sha256()
     for name, args in ops:
         h.update(f"{name}\0{args}\n".encode())
+    return h.hexdigest()
+
+
+def behaviour_identity(signature: str | None, kernels: Iterable[str] | None) -> str | None:
+    """SHA-256 (hex) of one call's :func:`op_signature` and the names of the GPU kernels one call launched (order and
+    repeats aside; None or empty on a CPU): what a candidate does, whatever its source looks like. None when the
+    operators could not be recorded (``signature`` None): such a result matches nothing."""
+    if signature is None:
+        return None
+    h = hashlib.sha256(signature.encode())
+    for name in sorted(set(kernels or ())):
+        h.update(f"\n{name}".encode())
     return h.hexdigest()

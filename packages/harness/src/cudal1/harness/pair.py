@@ -59,6 +59,7 @@ from .rounds import CHECK_FRACTION, PairRun, paired_round, warm_up
 from .static_checks import StaticReport
 from .timing import PROCESS_DRAW_SD, PairedTimes, summarise_rounds
 from .types import Candidate, Task
+from .novelty import behaviour_identity
 from .verdict import Failure, Observations
 
 __all__ = ["ReferenceSide", "run_pair"]
@@ -160,6 +161,9 @@ def _observe(run: PairRun) -> bool:
         return False
     obs = run.obs
     ref_sig = run.ref.setup.op_signature
+    # what the candidate does, whatever its source (novelty.behaviour_identity): a trainer compares it with the
+    # exemplars its prompt showed
+    obs.evidence["behaviour"] = behaviour_identity(rep.op_signature, rep.kernels)
     if ref_sig is not None and rep.op_signature == ref_sig:
         obs.flags.add("same_as_reference")
         obs.evidence.setdefault("same_as_reference", []).append(

@@ -24,8 +24,8 @@ from cudal1.rewards import paid_speedup
 from .collection import verified
 from .seed_data import reference_as_modelnew
 
-__all__ = ["RowFilter", "build_prompt_rows", "contrastive_prompt", "exemplar_pool", "exemplars_from_store",
-           "shown_answers", "worth_showing"]
+__all__ = ["RowFilter", "build_prompt_rows", "behaviours_from_store", "contrastive_prompt", "exemplar_pool",
+           "exemplars_from_store", "shown_answers", "shown_behaviours", "worth_showing"]
 
 RowFilter = Callable[[EvalResult, dict[str, Any]], bool]
 """``keep(result, meta)``: whether a stored row (meta as in ``ResultStore.rows``) may become an exemplar."""
@@ -83,21 +83,53 @@ def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau:
                       rng: random.Random, count_tokens: Callable[[str], int], max_tokens: int,
                       per_task: int = 1, keep: RowFilter = worth_showing, menu: str = "") -> list[dict[str, Any]]:
     """Dataset rows for one GRPO round: ``per_task`` rows per task, each ``{"prompt": [user message],
-    "task": name, "exemplars": k, "shown": [identities]}`` with ``k`` exemplars drawn from the store and the
-    identities of the verified answers among them (:func:`shown_answers`; trl hands the column to the reward
-    function). Before any candidate of a task succeeded, its reference rewritten as ModelNew is the one exemplar
+    "task": name, "exemplars": k, "shown": [identities], "shown_behaviour": [behaviours], "shown_speedup": [x]}``
+    with ``k`` exemplars drawn from the store, the identities of the verified answers among them
+    (:func:`shown_answers`) and their behaviours with the speedups shown (:func:`shown_behaviours`); trl hands the
+    columns to the reward function. Before any candidate of a task succeeded, its reference rewritten as ModelNew is the one exemplar
     (score 1.00, by definition), as in the seed data's contrastive examples. ``keep`` picks the rows that may be
     shown (default :func:`worth_showing`: no flagged success); ``menu``: the op menu every prompt carries (zoo action
     space)."""
     rows = []
     for task in tasks:
         pool = exemplar_pool(store, task, keep)
+        behaviours = behaviours_from_store(store, task)
         for _ in range(per_task):
             text, shown = contrastive_prompt(task, pool, n=n, tau=tau, bucket_width=bucket_width, rng=rng,
                                              count_tokens=count_tokens, max_tokens=max_tokens, menu=menu)
+            ids, speedups = shown_behaviours(shown, behaviours)
             rows.append({"prompt": [{"role": "user", "content": text}], "task": task.name, "exemplars": len(shown),
-                         "shown": shown_answers(shown)})
+                         "shown": shown_answers(shown), "shown_behaviour": ids, "shown_speedup": speedups})
     return rows
+
+
+def behaviours_from_store(store: ResultStore, task: Task) -> dict[str, str]:
+    """Source -> behaviour (:func:`cudal1.harness.novelty.behaviour_identity`, kept by the harness in
+    ``EvalResult.integrity["behaviour"]``) of every verified candidate of ``task`` in the store whose result has
+    one (the newest measurement of a source wins; results stored before the harness kept it have none)."""
+    out: dict[str, str] = {}
+    for result, meta in store.rows(task=task.name):
+        if result.task_hash and result.task_hash != task.hash:
+            continue
+        src, behaviour = meta.get("candidate_source") or "", result.integrity.get("behaviour")
+        if src and result.status == "ok" and isinstance(behaviour, str):
+            out[src] = behaviour
+    return out
+
+
+def shown_behaviours(shown: Sequence[Exemplar], behaviours: dict[str, str]) -> tuple[list[str], list[float]]:
+    """(behaviours, speedups, x) of the verified answers among the exemplars a prompt shows whose behaviour is known
+    (``behaviours``: :func:`behaviours_from_store`), in the same order: a completion that behaves as one of them is
+    paid only if it measures clearly faster than that exemplar (:class:`cudal1.policy.rewarding.HarnessReward`)."""
+    ids: list[str] = []
+    speedups: list[float] = []
+    for e in shown:
+        behaviour = behaviours.get(e.code)
+        shown_speedup = e.speedup if e.speedup is not None else e.score
+        if e.status == "ok" and shown_speedup is not None and behaviour is not None and behaviour not in ids:
+            ids.append(behaviour)
+            speedups.append(float(shown_speedup))
+    return ids, speedups
 
 
 def shown_answers(shown: Sequence[Exemplar]) -> list[str]:

@@ -149,7 +149,8 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
                                  per_task=max(1, g.prompts_per_task), menu=menu)
         rng.shuffle(rows)  # every train task, every round
         run.log("grpo_round_prompts", round=r, prompts=len(rows), tasks=[x["task"] for x in rows],
-                exemplars=[x["exemplars"] for x in rows], shown=[x["shown"] for x in rows])
+                exemplars=[x["exemplars"] for x in rows], shown=[x["shown"] for x in rows],
+                shown_behaviour=[x["shown_behaviour"] for x in rows], shown_speedup=[x["shown_speedup"] for x in rows])
         per_generation = min(g.prompts_per_generation or len(rows), len(rows))  # 0: the whole round at once
         args = GRPOConfig(
             output_dir=str(run.path / "trainer" / f"grpo-round{r}"), per_device_train_batch_size=micro,

@@ -232,7 +232,8 @@ class RewardSection:
     GRPO is paid each batch's rewards in random order (seeded by the recipe's seed), so that the rewards carry
     no information about the completions (the learning experiment's shuffled-reward control). shown_copies: what
     GRPO pays a verified answer that hands back a verified exemplar its own prompt showed (by
-    :func:`cudal1.harness.novelty.source_identity`: names, docstrings, comments and layout aside): ``unchanged``
+    :func:`cudal1.harness.novelty.source_identity`: names, docstrings, comments and layout aside; or by behaviour, the
+    same operators and kernels, unless clearly faster: :func:`cudal1.policy.rewarding.shown_copy`): ``unchanged``
     (the default: ``shaping.unchanged``, as for the reference handed back; the prompt's work is not the policy's)
     or ``paid`` (its measured speedup, as before 2026-12-07: learning-v2's GRPO arms learnt to copy)."""
 

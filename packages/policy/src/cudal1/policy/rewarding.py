@@ -18,7 +18,12 @@
    :func:`cudal1.harness.novelty.source_identity`) earns what the reference handed back earns
    (``RewardConfig.unchanged``) under ``shown_copies="unchanged"`` (the default): the prompt made that answer, not
    the policy, and paid its speedup again a GRPO group gives the copy the best advantage (2026-12-07: learning-v2's
-   GRPO arms learnt exactly that). ``shown_copies="paid"`` pays it as measured.
+   GRPO arms learnt exactly that). A copy in disguise (a statement split in two, a no-op added: a new source
+   identity) is one too when it *behaves* as a shown exemplar (the same operators on the same shapes and the same
+   kernels: :func:`cudal1.harness.novelty.behaviour_identity`, the dataset's ``shown_behaviour`` column) and its
+   speedup's interval does not lie above :data:`BEHAVIOUR_MARGIN` times the speedup that exemplar was shown with
+   (``shown_speedup``): the same kernels launched better (a block size) are paid once they measure clearly faster.
+   ``shown_copies="paid"`` pays every copy as measured.
 6. Every completion is appended to ``completions_log`` (JSONL: stage, task, prompt id, text, parse outcome,
    status, flags, speedup, reward), so a format failure can be read afterwards.
 7. Control runs only (``shuffle_seed`` set): the batch's rewards are permuted at random before the trainer
@@ -28,7 +33,8 @@
 
 Metrics per call (logged through trl's ``log_metric`` and kept in :attr:`HarnessReward.history`):
 format_rate, compile_rate, correct_rate, novel_correct_rate (correct and not the reference), improved_rate
-(:attr:`EvalResult.improves`), shown_copy_rate (verified answers that hand back a shown exemplar), mean_speedup
+(:attr:`EvalResult.improves`), shown_copy_rate (verified answers that hand back a shown exemplar; of them by
+behaviour alone: shown_behaviour_copy_rate), mean_speedup
 (over correct ones), best_speedup, flags/<name> counts, reward_eval_s (wall seconds spent in this function).
 """
 
@@ -52,11 +58,36 @@ from cudal1.harness.novelty import source_identity
 from cudal1.prompts import ResponseFormatError, extract_code, parse_response
 from cudal1.rewards import RewardChecker, RewardConfig, Suspicion, group_smooth, speedup_reward
 
-__all__ = ["SHOWN_COPIES", "HarnessReward", "ParsedCompletion", "append_jsonl", "completion_row", "parse_completion",
-           "prompt_id"]
+__all__ = ["BEHAVIOUR_MARGIN", "SHOWN_COPIES", "HarnessReward", "ParsedCompletion", "append_jsonl", "completion_row",
+           "parse_completion", "prompt_id", "shown_copy"]
 
 #: what a verified answer that hands back an exemplar its prompt showed earns (HarnessReward.shown_copies)
 SHOWN_COPIES = ("unchanged", "paid")
+#: an answer that behaves as a shown exemplar is paid only when its speedup's interval lies above this many times
+#: the exemplar's shown speedup: two fresh processes of the same code differ by a few per cent (the harness's
+#: self-pairs: within [0.95, 1.05]), so a re-measured copy must not be paid for that
+BEHAVIOUR_MARGIN = 1.05
+
+
+def shown_copy(code: str, result: EvalResult, shown: Sequence[str] | None, behaviours: Sequence[str] | None,
+               speedups: Sequence[float] | None) -> str | None:
+    """How a verified answer hands back an exemplar its prompt showed: ``"source"`` (its
+    :func:`cudal1.harness.novelty.source_identity` is one of ``shown``), ``"behaviour"`` (its behaviour,
+    ``result.integrity["behaviour"]``, is one of ``behaviours`` and its speedup's interval does not lie above
+    :data:`BEHAVIOUR_MARGIN` times the speedup in ``speedups`` at the same place), or None (its own answer)."""
+    if shown and source_identity(code) in shown:
+        return "source"
+    mine = result.integrity.get("behaviour")
+    if not mine or not behaviours:
+        return None
+    if speedups is None or len(speedups) != len(behaviours):
+        raise ValueError(f"shown_speedup ({None if speedups is None else len(speedups)} values) must give one speedup "
+                         f"per shown_behaviour ({len(behaviours)}): write both from the same exemplars")
+    ci = result.speedup_ci
+    for theirs, shown_x in zip(behaviours, speedups, strict=True):
+        if theirs == mine and not (ci is not None and ci[0] > BEHAVIOUR_MARGIN * shown_x):
+            return "behaviour"
+    return None
 
 
 @dataclass(frozen=True)
@@ -171,9 +202,12 @@ class HarnessReward:
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
                  log_metric: Callable[[str, float], None] | None = None,
-                 shown: Sequence[Sequence[str] | None] | None = None, **_: Any) -> list[float]:
+                 shown: Sequence[Sequence[str] | None] | None = None,
+                 shown_behaviour: Sequence[Sequence[str] | None] | None = None,
+                 shown_speedup: Sequence[Sequence[float] | None] | None = None, **_: Any) -> list[float]:
         """Rewards of one batch. ``shown``: per completion, the identities of the verified exemplars its prompt
-        showed (the dataset column of the same name); None: no prompt showed any."""
+        showed (the dataset column of the same name); ``shown_behaviour`` / ``shown_speedup``: their behaviours and
+        the speedups (x) they were shown with, in the same order; None: no prompt showed any."""
         t0 = time.monotonic()
         parsed = [parse_completion(completion_text(c)) for c in completions]
         unknown = sorted({t for t in task if t not in self.tasks})
@@ -184,7 +218,7 @@ class HarnessReward:
                  for i in idx]
         results: dict[int, EvalResult] = dict(zip(idx, self.evaluate(pairs, run=self.run), strict=True)) if pairs else {}
         rewards: list[float] = []
-        copies: set[int] = set()  # verified answers that hand back a shown exemplar
+        copies: dict[int, str] = {}  # verified answers that hand back a shown exemplar -> "source" or "behaviour"
         for i, p in enumerate(parsed):
             if p.code is None:
                 rewards.append(self.no_code)
@@ -199,10 +233,13 @@ class HarnessReward:
                 verdict = self.checker.check(p.code, r, self.tasks[task[i]].source)
                 hack = verdict.is_hack
                 cleared = verdict.verdict == "ok" and verdict.decided_by.startswith("judge:")
-            copy = (r.ok and not hack and self.shown_copies == "unchanged" and shown is not None
-                    and bool(shown[i]) and source_identity(p.code) in shown[i])
-            if copy:
-                copies.add(i)
+            how = (shown_copy(p.code, r, shown[i] if shown is not None else None,
+                              shown_behaviour[i] if shown_behaviour is not None else None,
+                              shown_speedup[i] if shown_speedup is not None else None)
+                   if r.ok and not hack and self.shown_copies == "unchanged" else None)
+            copy = how is not None
+            if how is not None:
+                copies[i] = how
             value = (self.config.rejected if hack else float(self.config.unchanged) if copy
                      else speedup_reward(r, self.config, cleared=cleared))
             if not p.well_formed:
@@ -219,6 +256,7 @@ class HarnessReward:
                        copies)
         metrics = self._metrics(parsed, results, rewards, time.monotonic() - t0)
         metrics["shown_copy_rate"] = len(copies) / max(1, len(parsed))
+        metrics["shown_behaviour_copy_rate"] = sum(how == "behaviour" for how in copies.values()) / max(1, len(parsed))
         self.history.append(metrics)
         if log_metric is not None:
             for k, v in metrics.items():
@@ -236,11 +274,13 @@ class HarnessReward:
 
     def _keep(self, prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[str],
               parsed: list[ParsedCompletion], results: Mapping[int, EvalResult], rewards: list[float],
-              true_rewards: list[float] | None = None, copies: set[int] | frozenset[int] = frozenset()) -> None:
+              true_rewards: list[float] | None = None, copies: Mapping[int, str] | None = None) -> None:
+        copies = copies or {}
         rows = [completion_row(self.stage, task[i], prompts[i], completion_text(completions[i]), p, results.get(i),
                                rewards[i]) for i, p in enumerate(parsed)]
         for i, row in enumerate(rows):
             row["shown_copy"] = i in copies  # written on every row: a log without the key predates the rule
+            row["shown_copy_by"] = copies.get(i)  # "source" or "behaviour" (None: no copy; absent: before the latter)
         if true_rewards is not None:
             for row, earned in zip(rows, true_rewards, strict=True):
                 row["true_reward"] = earned
