@@ -47,7 +47,7 @@ for phase in "$@"; do
     kb)
       timeout "${KB_S:-540}" python3 benchmarks/scripts/kb_selfrun.py --suite-dir "$PWD/.carry/kb/kernelbench-v0" \
         ${KB_LEVEL:+--level $KB_LEVEL} ${KB_TASKS:+--tasks $KB_TASKS} --store .carry/state/${KB_STORE:-kb-after}.sqlite \
-        --budget-s "${KB_BUDGET:-480}" --label "${LABEL:-after}" --chunk "${KB_CHUNK:-6}" ${KB_LANES:+--lanes $KB_LANES} ${KB_AGAIN:+--again-out-of-memory} \
+        --budget-s "${KB_BUDGET:-480}" --label "${LABEL:-after}" --chunk "${KB_CHUNK:-6}" ${KB_LANES:+--lanes $KB_LANES} ${KB_AGAIN:+--again-out-of-memory} ${KB_INPUT_SETS:+--input-sets $KB_INPUT_SETS} \
         > "$OUT/kb-log-$(date +%H%M%S).txt" 2>&1
       echo "kb rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$OUT/phases.txt"; tail -30 "$OUT"/kb-log-*.txt
       checkpoint .carry/state/${KB_STORE:-kb-after}.sqlite

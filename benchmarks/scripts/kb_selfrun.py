@@ -33,6 +33,9 @@ def main() -> int:
     ap.add_argument("--store", required=True)
     ap.add_argument("--budget-s", type=float, default=540.0)
     ap.add_argument("--chunk", type=int, default=6)
+    ap.add_argument("--input-sets", type=int, default=None,
+                    help="EvalConfig.input_sets: most calls a timed batch (default: EvalConfig's, 32); a store keeps "
+                         "each setting's pairs apart (issue 40: launch-bound tasks with batches that fill 20 ms)")
     ap.add_argument("--label", default="selfrun")
     ap.add_argument("--cache", default="/tmp/cudal1-selfrun-cache")
     ap.add_argument("--fork-workers", choices=["default", "yes", "no"], default="default",
@@ -52,7 +55,8 @@ def main() -> int:
     if a.tasks:
         wanted = set(a.tasks.split(","))
         tasks = [t for t in tasks if t.name in wanted]
-    cfg = EvalConfig(device="cuda", cache_dir=a.cache)
+    cfg = EvalConfig(device="cuda", cache_dir=a.cache,
+                     **({"input_sets": a.input_sets} if a.input_sets is not None else {}))
     store = ResultStore(a.store)
     todo = [t for t in tasks if store.lookup(t, reference_candidate(t), cfg) is None]
     again = set()

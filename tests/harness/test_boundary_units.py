@@ -108,6 +108,9 @@ def test_calls_per_batch_fit_the_gpu():
     huge = WorkerReport("setup", "x", call_ms=20.0, set_bytes=2 * gib, out_bytes=6 * gib, free_bytes=70 * gib)
     assert _calls_per_batch(huge, EvalConfig(device="cuda"), "cuda") == 1
     assert _calls_per_batch(tiny, EvalConfig(device="cuda", input_sets=4), "cuda") == 4
+    # more input sets fill the 20 ms batch of a launch-bound task (0.05 ms a call: 400 calls), up to what is asked
+    assert _calls_per_batch(tiny, EvalConfig(device="cuda", input_sets=256), "cuda") == 256
+    assert _calls_per_batch(tiny, EvalConfig(device="cuda", input_sets=1000), "cuda") == 400
     # a memory-bound built-in task on an H200 (2 GiB in, 2 GiB out, 1 ms a call): 20 calls would fill the batch's
     # time and 11 fit the free-memory share, but two workers holding 11 each would be tight (memory given back and
     # taken again between batches, on which such a kernel ran 6-20% slower): the batch is cut to 9 to stay out of it
