@@ -8,9 +8,11 @@ Read from each arm's ``completions.jsonl`` (every completion the pipeline drew, 
 stage ``grpo:<round>``; the earned reward is ``true_reward`` where the control paid a shuffled one, else ``reward``;
 a verified improvement is the row's ``improves`` (the harness's one rule, cudal1.harness.flags.improves). A *new*
 improvement is one whose code (by :func:`cudal1.harness.novelty.source_identity`: names, docstrings, comments,
-imports and layout aside) is no verified answer of the same task in an earlier stage of the same folder: a GRPO
-prompt shows earlier verified answers of its task as exemplars, and handing one back is the prompt's work, not
-something the policy made (2026-12-07: every verified answer of learning-v2's GRPO arms in round 3 was such a copy).
+imports and layout aside) is no verified answer of the same task in an earlier stage of the same folder, and whose
+behaviour (:func:`cudal1.harness.novelty.behaviour_identity`, kept in the folder's ``results.sqlite`` since
+2026-12-07: the same operators and kernels) is none either: a GRPO prompt shows earlier verified answers of its task
+as exemplars, and handing one back, even with a line rewritten, is the prompt's work, not something the policy made
+(2026-12-07: every verified answer of learning-v2's GRPO arms in round 3 was such a copy).
 
 The bootstrap resamples prompt groups (a seed's prompt and its completions), not single completions: the completions
 of one prompt share the prompt and the policy state, so resampling them one by one would understate the spread.
@@ -49,16 +51,53 @@ def code_key(task: str, text: str) -> tuple[str, str] | None:
     return task, source_identity(code) or code
 
 
+def behaviours(run: Path) -> dict[str, str]:
+    """Candidate source (stripped) -> behaviour of every result in the run folder's ``results.sqlite`` that has one (results
+    measured before the harness kept it have none; an absent store gives nothing)."""
+    import sqlite3
+
+    f = run / "results.sqlite"
+    if not f.exists():
+        return {}
+    out: dict[str, str] = {}
+    db = sqlite3.connect(f"file:{f}?mode=ro", uri=True)
+    try:
+        for src, record in db.execute("SELECT candidate_source, record FROM results ORDER BY id"):
+            b = (json.loads(record).get("integrity") or {}).get("behaviour")
+            if src and isinstance(b, str):
+                out[src.strip()] = b  # stripped: a completion's code block is read without its outer blank lines
+    finally:
+        db.close()
+    return out
+
+
+def _keys(task: str, text: str, by_source: dict[str, str]) -> set[tuple[str, str]]:
+    """What identifies a completion's code for "new": its source key (:func:`code_key`) and, where the store has it,
+    its behaviour (``("behaviour:" + task, digest)``); empty for a completion without code."""
+    from cudal1.prompts.parsing import ResponseFormatError, extract_code
+
+    key = code_key(task, text)
+    if key is None:
+        return set()
+    try:
+        code = extract_code(text)
+    except ResponseFormatError:
+        code = None
+    b = by_source.get((code or "").strip())
+    return {key} | ({("behaviour:" + task, b)} if b else set())
+
+
 def training_rows(run: Path) -> list[dict[str, Any]]:
     """The GRPO completions of one arm's run folder: ``round``, ``group`` (its prompt), ``task``, ``reward`` (earned),
-    ``improves``, ``new_improvement`` (an improvement whose code is no verified answer of its task in an earlier
-    stage of the folder, the parent stages a forked arm copied included) and ``shown_copy`` (the reward found it
+    ``improves``, ``new_improvement`` (an improvement whose code, by source or by behaviour, is no verified answer of
+    its task in an earlier stage of the folder, the parent stages a forked arm copied included) and ``shown_copy`` (the reward found it
     handing back an exemplar its prompt showed: cudal1.policy.rewarding; None in logs from before that rule,
     2026-12-07); none when the folder has no completions file. Rows without a finite earned reward are left out."""
     f = run / "completions.jsonl"
     if not f.exists():
         return []
     rows = []
+    by_source = behaviours(run)
     earlier: set[tuple[str, str]] = set()  # verified answers of the stages before the current one
     current: set[tuple[str, str]] = set()
     last_stage = None
@@ -72,9 +111,8 @@ def training_rows(run: Path) -> list[dict[str, Any]]:
             current, last_stage = set(), stage
         task = str(r.get("task", ""))
         verified = r.get("status") == "ok" and "same_as_reference" not in (r.get("flags") or [])
-        key = code_key(task, str(r.get("text", ""))) if verified else None
-        if key is not None:
-            current.add(key)
+        keys = _keys(task, str(r.get("text", "")), by_source) if verified else set()
+        current |= keys
         if not stage.startswith("grpo:"):
             continue
         earned = r.get("true_reward", r.get("reward"))
@@ -83,7 +121,7 @@ def training_rows(run: Path) -> list[dict[str, Any]]:
         improves = bool(r.get("improves"))
         rows.append({"round": int(stage.split(":", 1)[1]), "group": str(r.get("prompt_id", "")), "task": task,
                      "reward": float(earned), "improves": improves,
-                     "new_improvement": improves and key is not None and key not in earlier,
+                     "new_improvement": improves and bool(keys) and not keys & earlier,
                      "shown_copy": r.get("shown_copy")})  # None: a log from before the reward's rule
     return rows
 

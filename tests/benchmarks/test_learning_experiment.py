@@ -208,6 +208,37 @@ def test_an_improvement_that_hands_back_an_earlier_verified_answer_is_not_new(tm
     assert old["grpo"][0]["shown_copies"] is None and lx.learning_curves.table(old)[2].endswith("| - |")
 
 
+def test_an_improvement_that_behaves_as_an_earlier_verified_answer_is_not_new(tmp_path):
+    # a copy in disguise: a statement split in two gives it a source identity of its own, but the folder's results
+    # store says it behaves as the answer self-training verified (the same operators and kernels): not new. Its
+    # twin, another behaviour, is new; so is an answer whose store row has no behaviour (measured before it was kept)
+    from cudal1.harness import Candidate, EvalConfig, EvalResult, ResultStore
+    from cudal1.policy.tasks import select_tasks
+
+    head = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+    shown = head + "        return torch.softmax(x, -1)\n"
+    split = head + "        y = torch.softmax(x, -1)\n        return y\n"
+    other = head + "        return torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)\n"
+    unknown = head + "        z = torch.softmax(x, -1)\n        return z.contiguous()\n"
+    d = tmp_path / "seed0" / "grpo"
+    d.mkdir(parents=True)
+    (task,) = select_tasks("builtin", ["softmax"], {})
+    store = ResultStore(d / "results.sqlite")
+    for code, behaviour in ((shown, "B"), (split, "B"), (other, "C"), (unknown, None)):
+        r = EvalResult(task="softmax", status="ok", speedup=1.5, speedup_ci=(1.4, 1.6),
+                       integrity={"behaviour": behaviour} if behaviour else {})
+        store.add(r, task, Candidate(code, "softmax"), EvalConfig())
+    store.close()
+    ok = {"status": "ok", "flags": [], "improves": True, "reward": 0.3, "shown_copy": False}
+    rows = [{"stage": "self_train:0", "task": "softmax", "prompt_id": "s", "text": f"```python\n{shown}```", **ok}]
+    rows += [{"stage": "grpo:0", "task": "softmax", "prompt_id": "p", "text": f"```python\n{c}```", **ok}
+             for c in (split, other, unknown)]
+    (d / "completions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [r["new_improvement"] for r in lx.learning_curves.training_rows(d)] == [False, True, True]
+    (d / "results.sqlite").unlink()  # without the store only the source is known: the split copy counts as new
+    assert [r["new_improvement"] for r in lx.learning_curves.training_rows(d)] == [True, True, True]
+
+
 def test_the_report_plots_the_curves_and_states_the_train_verdict(tmp_path):
     _write_arm(tmp_path, 0, "grpo", [(-0.8, 0.0), (-0.6, 0.25)])
     _write_arm(tmp_path, 0, "shuffled", [(-0.8, 0.0), (-0.7, 0.25)])
