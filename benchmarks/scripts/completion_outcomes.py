@@ -3,8 +3,8 @@ compile error, runtime error, incorrect, the reference handed back, a verified a
 (one the SFT data showed, by :func:`cudal1.kernelzoo.measured.code_identity`), one that calls exactly the zoo ops a
 seed answer of its task calls (that answer rewritten), and any other verified answer, with how many verified answers
 were paid as improvements and how many repeat the code of a verified answer of an earlier stage of the same run
-folder on the same task (a GRPO prompt shows earlier verified answers: a copy is the prompt's work, not the
-weights'); then the compile and runtime errors by their message's kind (an import the menu does not offer, a call of
+folder on the same task, by source or by behaviour, as ``learning_curves.py`` counts "new code" (a GRPO prompt shows
+earlier verified answers: a copy is the prompt's work, not the weights'); then the compile and runtime errors by their message's kind (an import the menu does not offer, a call of
 a zoo op with the wrong arguments, ...).
 
     uv run python benchmarks/scripts/completion_outcomes.py RUN_DIR [RUN_DIR ...] [--recipe embedded-zoo-h200]
@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import learning_curves  # noqa: E402 - its sibling script: what "an earlier stage's code" means, in one place
 COLUMNS = ("completions", "no code block", "compile error", "runtime error", "incorrect", "other failure",
            "reference handed back", "seed answer, verified", "seed answer's zoo calls, verified", "other, verified",
            "of them improvements", "of them an earlier stage's verified code")
@@ -135,11 +137,13 @@ def outcomes(run: Path, seeds: Seeds) -> tuple[dict[str, collections.Counter], d
     from cudal1.prompts.parsing import extract_code
 
     verdicts = stored_verdicts(run)
+    behaviours = learning_curves.behaviours(run)
     table: dict[str, collections.Counter] = {}
     errors: dict[str, collections.Counter] = {}
     texts: dict[str, list[str]] = {}
-    # (task, code identity) of the verified answers of the stages before the current one: a GRPO prompt shows
-    # earlier verified answers of its task (the contrastive exemplars), and a copy of one is no new work
+    # the keys (learning_curves: source identity, behaviour) of the verified answers of the stages before the current
+    # one: a GRPO prompt shows earlier verified answers of its task (the contrastive exemplars), and a copy of one is
+    # no new work
     earlier: set[tuple[str, str]] = set()
     current: set[tuple[str, str]] = set()
     last_stage = None
@@ -168,9 +172,9 @@ def outcomes(run: Path, seeds: Seeds) -> tuple[dict[str, collections.Counter], d
         else:
             row[seeds.kind(c["task"], code)] += 1
             row["of them improvements"] += bool(c.get("improves"))
-            key = (c["task"], identity(code) or code)
-            row["of them an earlier stage's verified code"] += key in earlier
-            current.add(key)
+            keys = learning_curves.code_keys(c["task"], c["text"], behaviours)
+            row["of them an earlier stage's verified code"] += bool(keys & earlier)
+            current |= keys
     return table, errors, {stage: hash(tuple(t)) for stage, t in texts.items()}
 
 

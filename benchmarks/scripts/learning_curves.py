@@ -71,9 +71,10 @@ def behaviours(run: Path) -> dict[str, str]:
     return out
 
 
-def _keys(task: str, text: str, by_source: dict[str, str]) -> set[tuple[str, str]]:
+def code_keys(task: str, text: str, by_source: dict[str, str]) -> set[tuple[str, str]]:
     """What identifies a completion's code for "new": its source key (:func:`code_key`) and, where the store has it,
-    its behaviour (``("behaviour:" + task, digest)``); empty for a completion without code."""
+    its behaviour (``("behaviour:" + task, digest)``, ``by_source``: :func:`behaviours`); empty for a completion
+    without code. Two completions repeat one another when their keys meet (``completion_outcomes.py`` counts so too)."""
     from cudal1.prompts.parsing import ResponseFormatError, extract_code
 
     key = code_key(task, text)
@@ -111,7 +112,7 @@ def training_rows(run: Path) -> list[dict[str, Any]]:
             current, last_stage = set(), stage
         task = str(r.get("task", ""))
         verified = r.get("status") == "ok" and "same_as_reference" not in (r.get("flags") or [])
-        keys = _keys(task, str(r.get("text", "")), by_source) if verified else set()
+        keys = code_keys(task, str(r.get("text", "")), by_source) if verified else set()
         current |= keys
         if not stage.startswith("grpo:"):
             continue
