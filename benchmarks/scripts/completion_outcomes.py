@@ -4,8 +4,8 @@ compile error, runtime error, incorrect, the reference handed back, a verified a
 seed answer of its task calls (that answer rewritten), and any other verified answer, with how many verified answers
 were paid as improvements and how many repeat the code of a verified answer of an earlier stage of the same run
 folder on the same task, by source or by behaviour, as ``learning_curves.py`` counts "new code" (a GRPO prompt shows
-earlier verified answers: a copy is the prompt's work, not the weights'); then the compile and runtime errors by their message's kind (an import the menu does not offer, a call of
-a zoo op with the wrong arguments, ...).
+earlier verified answers: a copy is the prompt's work, not the weights'); then the compile and runtime errors by
+their message's kind (an import the menu does not offer, a call of a zoo op with the wrong arguments, ...).
 
     uv run python benchmarks/scripts/completion_outcomes.py RUN_DIR [RUN_DIR ...] [--recipe embedded-zoo-h200]
 
@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import learning_curves  # noqa: E402 - its sibling script: what "an earlier stage's code" means, in one place
+
 COLUMNS = ("completions", "no code block", "compile error", "runtime error", "incorrect", "other failure",
            "reference handed back", "seed answer, verified", "seed answer's zoo calls, verified", "other, verified",
            "of them improvements", "of them an earlier stage's verified code")

@@ -52,8 +52,8 @@ def code_key(task: str, text: str) -> tuple[str, str] | None:
 
 
 def behaviours(run: Path) -> dict[str, str]:
-    """Candidate source (stripped) -> behaviour of every result in the run folder's ``results.sqlite`` that has one (results
-    measured before the harness kept it have none; an absent store gives nothing)."""
+    """Candidate source (stripped) -> behaviour of every result in the run folder's ``results.sqlite`` that has one
+    (results measured before the harness kept it have none; an absent store gives nothing)."""
     import sqlite3
 
     f = run / "results.sqlite"
@@ -89,11 +89,12 @@ def code_keys(task: str, text: str, by_source: dict[str, str]) -> set[tuple[str,
 
 
 def training_rows(run: Path) -> list[dict[str, Any]]:
-    """The GRPO completions of one arm's run folder: ``round``, ``group`` (its prompt), ``task``, ``reward`` (earned),
-    ``improves``, ``new_improvement`` (an improvement whose code, by source or by behaviour, is no verified answer of
-    its task in an earlier stage of the folder, the parent stages a forked arm copied included) and ``shown_copy`` (the reward found it
-    handing back an exemplar its prompt showed: cudal1.policy.rewarding; None in logs from before that rule,
-    2026-12-07); none when the folder has no completions file. Rows without a finite earned reward are left out."""
+    """The GRPO completions of one arm's run folder: ``round``, ``group`` (its prompt), ``task``, ``reward``
+    (earned), ``improves``, ``new_improvement`` (an improvement whose code, by source or by behaviour, is no
+    verified answer of its task in an earlier stage of the folder, the parent stages a forked arm copied included)
+    and ``shown_copy`` (the reward found it handing back an exemplar its prompt showed: cudal1.policy.rewarding;
+    None in logs from before that rule, 2026-12-07); none when the folder has no completions file. Rows without a
+    finite earned reward are left out."""
     f = run / "completions.jsonl"
     if not f.exists():
         return []

@@ -227,8 +227,8 @@ def test_a_handed_back_shown_exemplar_earns_what_the_reference_handed_back_earns
 
 def _behaving(speedup, behaviour, spread=0.01):
     """An ok result that behaves as ``behaviour`` (EvalResult.integrity["behaviour"], as the harness keeps it)."""
-    return EvalResult(task="t", status="ok", speedup=speedup, speedup_ci=((1 - spread) * speedup, (1 + spread) * speedup),
-                      integrity={"behaviour": behaviour})
+    ci = ((1 - spread) * speedup, (1 + spread) * speedup)
+    return EvalResult(task="t", status="ok", speedup=speedup, speedup_ci=ci, integrity={"behaviour": behaviour})
 
 
 def test_a_copy_in_disguise_that_behaves_as_a_shown_exemplar_earns_what_a_copy_earns(tmp_path):

@@ -53,13 +53,13 @@ from .attempts import (
 from .config import EvalConfig
 from .drift_recheck import drift_recheck
 from .leaves import judge
+from .novelty import behaviour_identity
 from .process import WorkerGone, WorkerProcess
 from .reference_side import ReferenceSide, Timed, fresh_seed
 from .rounds import CHECK_FRACTION, PairRun, paired_round, warm_up
 from .static_checks import StaticReport
 from .timing import PROCESS_DRAW_SD, PairedTimes, summarise_rounds
 from .types import Candidate, Task
-from .novelty import behaviour_identity
 from .verdict import Failure, Observations
 
 __all__ = ["ReferenceSide", "run_pair"]

@@ -86,10 +86,10 @@ def build_prompt_rows(store: ResultStore, tasks: Sequence[Task], *, n: int, tau:
     "task": name, "exemplars": k, "shown": [identities], "shown_behaviour": [behaviours], "shown_speedup": [x]}``
     with ``k`` exemplars drawn from the store, the identities of the verified answers among them
     (:func:`shown_answers`) and their behaviours with the speedups shown (:func:`shown_behaviours`); trl hands the
-    columns to the reward function. Before any candidate of a task succeeded, its reference rewritten as ModelNew is the one exemplar
-    (score 1.00, by definition), as in the seed data's contrastive examples. ``keep`` picks the rows that may be
-    shown (default :func:`worth_showing`: no flagged success); ``menu``: the op menu every prompt carries (zoo action
-    space)."""
+    columns to the reward function. Before any candidate of a task succeeded, its reference rewritten as ModelNew is
+    the one exemplar (score 1.00, by definition), as in the seed data's contrastive examples. ``keep`` picks the rows
+    that may be shown (default :func:`worth_showing`: no flagged success); ``menu``: the op menu every prompt carries
+    (zoo action space)."""
     rows = []
     for task in tasks:
         pool = exemplar_pool(store, task, keep)
