@@ -35,22 +35,6 @@ CURVE_ARMS = ("grpo", "shuffled")
 COLOURS = {"grpo": "#1f77b4", "shuffled": "#d62728"}
 
 
-def code_key(task: str, text: str) -> tuple[str, str] | None:
-    """(task, identity of the completion's code by :func:`cudal1.harness.novelty.source_identity`, the one the GRPO
-    reward's shown-copy rule uses), None for a completion without code; code that does not parse is keyed by its
-    text."""
-    from cudal1.harness.novelty import source_identity
-    from cudal1.prompts.parsing import ResponseFormatError, extract_code
-
-    try:
-        code = extract_code(text)
-    except ResponseFormatError:
-        return None
-    if not code:
-        return None
-    return task, source_identity(code) or code
-
-
 def behaviours(run: Path) -> dict[str, str]:
     """Candidate source (stripped) -> behaviour of every result in the run folder's ``results.sqlite`` that has one
     (results measured before the harness kept it have none; an absent store gives nothing)."""
@@ -60,7 +44,7 @@ def behaviours(run: Path) -> dict[str, str]:
     if not f.exists():
         return {}
     out: dict[str, str] = {}
-    db = sqlite3.connect(f"file:{f}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{f}?mode=ro", uri=True)  # raw, as completion_outcomes.stored_verdicts reads it
     try:
         for src, record in db.execute("SELECT candidate_source, record FROM results ORDER BY id"):
             b = (json.loads(record).get("integrity") or {}).get("behaviour")
@@ -72,20 +56,22 @@ def behaviours(run: Path) -> dict[str, str]:
 
 
 def code_keys(task: str, text: str, by_source: dict[str, str]) -> set[tuple[str, str]]:
-    """What identifies a completion's code for "new": its source key (:func:`code_key`) and, where the store has it,
-    its behaviour (``("behaviour:" + task, digest)``, ``by_source``: :func:`behaviours`); empty for a completion
-    without code. Two completions repeat one another when their keys meet (``completion_outcomes.py`` counts so too)."""
+    """What identifies a completion's code for "new": ``(task, source identity)`` by
+    :func:`cudal1.harness.novelty.source_identity`, the one the GRPO reward's shown-copy rule uses (code that does not
+    parse is keyed by its text), and, where the store has it, ``("behaviour:" + task, behaviour)`` (``by_source``:
+    :func:`behaviours`); empty for a completion without code. Two completions repeat one another when their keys meet
+    (``completion_outcomes.py`` counts so too)."""
+    from cudal1.harness.novelty import source_identity
     from cudal1.prompts.parsing import ResponseFormatError, extract_code
 
-    key = code_key(task, text)
-    if key is None:
-        return set()
     try:
         code = extract_code(text)
     except ResponseFormatError:
-        code = None
-    b = by_source.get((code or "").strip())
-    return {key} | ({("behaviour:" + task, b)} if b else set())
+        return set()
+    if not code:
+        return set()
+    b = by_source.get(code.strip())
+    return {(task, source_identity(code) or code)} | ({("behaviour:" + task, b)} if b else set())
 
 
 def training_rows(run: Path) -> list[dict[str, Any]]:

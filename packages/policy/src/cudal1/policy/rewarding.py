@@ -238,7 +238,7 @@ class HarnessReward:
                               shown_speedup[i] if shown_speedup is not None else None)
                    if r.ok and not hack and self.shown_copies == "unchanged" else None)
             copy = how is not None
-            if how is not None:
+            if copy:
                 copies[i] = how
             value = (self.config.rejected if hack else float(self.config.unchanged) if copy
                      else speedup_reward(r, self.config, cleared=cleared))
