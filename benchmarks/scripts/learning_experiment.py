@@ -310,15 +310,17 @@ def verdict(table: dict[str, dict[str, Any]]) -> str:
 
 
 def setup_of(out: Path) -> dict[str, str]:
-    """What the experiment ran, from DIR/recipe.yaml: the recipe's name, its action space and its split (with kind),
-    so that every table says which space and which split it measured."""
+    """What the experiment ran, from DIR/recipe.yaml: the recipe's name, its action space, its split (with kind) and
+    what its GRPO prompts show (``grpo.exemplars_from``), so that every table says what it measured."""
     from cudal1.policy.action_space import describe
     from cudal1.policy.recipe import load_recipe
     from cudal1.policy.splits import split
 
     r = load_recipe(str(out / "recipe.yaml"))
     where = f"{r.tasks.split} ({split(r.tasks.split).kind})" if r.tasks.split else "none"
-    return {"recipe": r.name, "action_space": describe(r.action_space), "split": where}
+    shows = {"store": "earlier answers of the task with their speedups", "reference": "the task's reference alone"}
+    return {"recipe": r.name, "action_space": describe(r.action_space), "split": where,
+            "prompts": shows.get(r.grpo.exemplars_from, r.grpo.exemplars_from)}
 
 
 def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]) -> dict[str, Any]:
@@ -348,7 +350,8 @@ def report(out: Path, seeds: Sequence[int], seconds: dict[int, dict[str, float]]
               "train_verdict_per_seed": {s: learning_curves.train_verdict(c) for s, c in seed_curves.items()},
               "seconds": wall}
     (out / "results.json").write_text(json.dumps(result, indent=1))
-    lines = [f"Recipe {setup['recipe']}; action space: {setup['action_space']}; split: {setup['split']}.", "",
+    lines = [f"Recipe {setup['recipe']}; action space: {setup['action_space']}; split: {setup['split']}; GRPO and "
+             f"self-training prompts show {setup['prompts']}.", "",
              "| arm | seeds | (seed, task) pairs | best-of-k geomean [95% CI] | correct@1 | novel correct | "
              "tasks improved | completions per seed | answers with code |", "|---|---|---|---|---|---|---|---|---|"]
     for a, t in table.items():
@@ -395,8 +398,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"learning_experiment: {e}", file=sys.stderr)
         return 2
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "recipe.yaml").write_text(resolved.to_yaml())
+    ran = out / "recipe.yaml"  # what the folder's arms ran: a report keeps it, a continuation must match it
+    if ran.exists() and load_recipe(str(ran)) != resolved:
+        if not args.report:
+            print(f"learning_experiment: {out} ran another recipe than {args.recipe} with these overrides (see "
+                  f"{ran}): continue it with the overrides it ran, or start a new --out", file=sys.stderr)
+            return 2
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        ran.write_text(resolved.to_yaml())
     seconds: dict[int, dict[str, float]] = {}
     deadline = time.monotonic() + args.budget_s if args.budget_s else None
     stopped = False

@@ -76,12 +76,26 @@ def test_a_spent_budget_stops_between_phases_and_the_tables_name_the_space_and_s
     assert "budget ran out before sft" in out and "run the same command again" in out
     assert not (tmp_path / "seed0" / "sft").exists()
     md = (tmp_path / "results.md").read_text()
-    assert md.startswith("Recipe default; action space: free; split: builtin-v1 (family).")
+    assert md.startswith("Recipe default; action space: free; split: builtin-v1 (family); GRPO and self-training "
+                         "prompts show earlier answers of the task with their speedups.")
     assert lx.main(["--out", str(tmp_path / "z"), "--seeds", "0", "--report", "action_space.name=zoo",
                     "action_space.ops=[softmax]", "tasks.split=builtin-compose-v1", "tasks.names=[relu]",
                     "evaluation.names=[gemm_swiglu]"]) == 1  # no arm has figures yet
     assert (tmp_path / "z" / "results.md").read_text().startswith(
-        "Recipe default; action space: zoo (menu kernelzoo, closed form: softmax); split: builtin-compose-v1 (composition).")
+        "Recipe default; action space: zoo (menu kernelzoo, closed form: softmax); split: builtin-compose-v1 "
+        "(composition); GRPO and self-training prompts show earlier answers of the task with their speedups.")
+
+
+def test_a_folder_is_continued_only_with_the_recipe_it_ran_and_reported_as_it_ran(tmp_path, capsys):
+    # learning-v3 ran grpo.exemplars_from=store; the recipe now says reference: continuing v3 with the recipe as it is
+    # would mix two experiments in one folder's seeds, and a report would name the wrong prompts
+    assert lx.main(["--out", str(tmp_path), "--seeds", "0", "--budget-s", "1e-9"]) == 3
+    capsys.readouterr()
+    assert lx.main(["--out", str(tmp_path), "--seeds", "0", "--budget-s", "1e-9", "grpo.exemplars_from=reference"]) == 2
+    assert "ran another recipe" in capsys.readouterr().err
+    assert lx.main(["--out", str(tmp_path), "--seeds", "0", "--report", "grpo.exemplars_from=reference"]) == 1
+    assert "prompts show earlier answers of the task" in (tmp_path / "results.md").read_text()
+    assert lx.main(["--out", str(tmp_path), "--seeds", "0", "--budget-s", "1e-9"]) == 3  # the same recipe continues
 
 
 def test_a_gpu_recipe_is_refused_without_cuda(tmp_path, capsys, monkeypatch):

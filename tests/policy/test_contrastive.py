@@ -149,3 +149,43 @@ def test_each_row_carries_the_behaviours_of_the_verified_answers_it_shows_with_t
     (fresh,) = build_prompt_rows(ResultStore(tmp_path / "e.sqlite"), [relu], n=2, tau=1.0, bucket_width=0.25,
                                  rng=random.Random(0), count_tokens=len, max_tokens=100_000)
     assert fresh["shown_behaviour"] == [] and fresh["shown_speedup"] == []  # the reference: the harness's own flag
+
+
+def test_exemplars_from_reference_shows_the_reference_alone_whatever_the_store_holds(tmp_path):
+    """``grpo.exemplars_from: reference`` (issue 42, attempt 6): no GRPO or self-training prompt shows an earlier
+    answer of its task, so none can be handed back and an answer written again from the weights is paid again; the
+    prompt is the held-out evaluation's, word for word. The twin, ``store``, shows the task's improvement."""
+    from cudal1.policy.contrastive import row_filter
+    from cudal1.policy.evaluation import evaluation_prompt
+    from cudal1.policy.seed_data import reference_as_modelnew
+
+    (relu,) = select_tasks("builtin", ["relu"], {"relu": {"BATCH": 4}})
+    store = ResultStore(tmp_path / "r.sqlite")
+    for i, (status, sp) in enumerate([("ok", 1.5), ("incorrect", None), ("ok", 3.0)]):
+        store.add(R("relu", status, sp, relu.hash), relu, Candidate(code(i), "relu"), CFG)
+
+    def rows(exemplars_from: str) -> list[dict]:
+        return build_prompt_rows(store, [relu], n=2, tau=1.0, bucket_width=0.25, rng=random.Random(0),
+                                 count_tokens=lambda s: len(s.split()), max_tokens=100_000, per_task=4,
+                                 menu="MENU", keep=row_filter(exemplars_from))
+
+    for row in rows("reference"):
+        assert row["prompt"] == evaluation_prompt(relu, "MENU")
+        assert not any(f"x * {i}\n" in row["prompt"][0]["content"] for i in range(3))
+        assert row["exemplars"] == 1 and row["shown_speedup"] == []
+        from cudal1.harness.novelty import source_identity
+
+        assert row["shown"] == [source_identity(reference_as_modelnew(relu.source))]
+    assert all("x * 2\n" in row["prompt"][0]["content"] for row in rows("store"))  # the twin: the 3.0x is shown
+
+
+def test_an_unknown_exemplar_source_is_refused_by_name():
+    import pytest
+
+    from cudal1.policy.contrastive import row_filter, show_no_row
+    from cudal1.policy.recipe import Recipe
+
+    assert row_filter("store") is worth_showing and row_filter("reference") is show_no_row
+    with pytest.raises(ValueError, match="store .* or reference"):
+        row_filter("references")
+    assert Recipe.from_dict({}, ["grpo.exemplars_from=reference"]).grpo.exemplars_from == "reference"

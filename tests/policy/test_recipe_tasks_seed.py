@@ -48,6 +48,7 @@ def test_default_recipe_loads_and_overrides_apply():
     (["eval.warm_spares=everything"], "eval.warm_spares 'everything': write one of"),
     (["eval.fork_workers=sometimes"], "eval.fork_workers must be true, false or null, got 'sometimes'"),
     (["reward.shown_copies=half"], "reward.shown_copies 'half': write unchanged"),
+    (["grpo.exemplars_from=everything"], "grpo.exemplars_from 'everything': write store"),
 ])
 def test_bad_overrides_name_the_key(overrides, match):
     with pytest.raises(RecipeError, match=match):

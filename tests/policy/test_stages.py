@@ -402,3 +402,30 @@ def test_trl_hands_the_reward_the_exemplars_each_prompt_showed(tmp_path, monkeyp
             assert list(ids) == [source_identity(reference_as_modelnew(sources[name]))]
     for name, ids in zip(prompts["tasks"], prompts["shown"], strict=True):
         assert ids == [source_identity(reference_as_modelnew(sources[name]))]
+
+
+@pytest.mark.parametrize("exemplars_from", ["store", "reference"])
+def test_grpo_and_self_training_prompts_show_what_the_recipe_names(tmp_path, exemplars_from, monkeypatch):
+    # grpo.exemplars_from reaches both stages that build prompts from the store (attempt 6 of issue 42 depends on it):
+    # each stage's build_prompt_rows is stopped at its first call, before any model runs
+    from cudal1.policy import grpo, self_training
+    from cudal1.policy.contrastive import row_filter
+
+    class Built(Exception):
+        pass
+
+    keeps = []
+
+    def stop(*a, keep=None, **kw):
+        keeps.append(keep)
+        raise Built
+
+    recipe = tiny_recipe(grpo={"exemplars_from": exemplars_from}, self_train={"enabled": True, "rounds": 1})
+    for module, call in ((grpo, lambda: grpo.run_grpo(None, None, recipe, [], None, HarnessReward.__new__(HarnessReward),
+                                                      RunDir(tmp_path / "g"))),
+                         (self_training, lambda: self_training.self_train(None, None, recipe, [], None, None,
+                                                                          RunDir(tmp_path / "s")))):
+        monkeypatch.setattr(module, "build_prompt_rows", stop)
+        with pytest.raises(Built):
+            call()
+    assert keeps == [row_filter(exemplars_from)] * 2

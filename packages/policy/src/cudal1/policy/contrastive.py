@@ -24,8 +24,9 @@ from cudal1.rewards import paid_speedup
 from .collection import verified
 from .seed_data import reference_as_modelnew
 
-__all__ = ["RowFilter", "build_prompt_rows", "behaviours_from_store", "contrastive_prompt", "exemplar_pool",
-           "exemplars_from_store", "shown_answers", "shown_behaviours", "worth_showing"]
+__all__ = ["EXEMPLARS_FROM", "RowFilter", "build_prompt_rows", "behaviours_from_store", "contrastive_prompt",
+           "exemplar_pool", "exemplars_from_store", "row_filter", "show_no_row", "shown_answers", "shown_behaviours",
+           "worth_showing"]
 
 RowFilter = Callable[[EvalResult, dict[str, Any]], bool]
 """``keep(result, meta)``: whether a stored row (meta as in ``ResultStore.rows``) may become an exemplar."""
@@ -37,6 +38,29 @@ def worth_showing(result: EvalResult, meta: dict[str, Any] | None = None) -> boo
     carrying a flag such as ``reduced_precision`` or ``exception_fallback`` is no example to follow: shown
     with its speedup it would teach the hack."""
     return result.status != "ok" or (verified(result) and "same_as_reference" not in result.flags)
+
+
+def show_no_row(result: EvalResult, meta: dict[str, Any] | None = None) -> bool:
+    """A :data:`RowFilter` that keeps no stored row: every prompt shows the task's reference rewritten as ModelNew
+    (score 1.00) and nothing else, the prompt the held-out evaluation and the SFT data's contrastive examples use."""
+    return False
+
+
+#: what a GRPO or self-training prompt shows of its own task (the recipe's ``grpo.exemplars_from``): ``store``, the
+#: task's earlier candidates with their measured scores (CUDA-L1's contrastive prompt; :func:`worth_showing`), or
+#: ``reference``, the task's reference rewritten as ModelNew alone (:func:`show_no_row`), so that no prompt holds an
+#: answer to copy and an answer the policy writes again from its weights is paid again
+EXEMPLARS_FROM = {"store": worth_showing, "reference": show_no_row}
+
+
+def row_filter(exemplars_from: str) -> RowFilter:
+    """The :data:`RowFilter` of a recipe's ``grpo.exemplars_from`` (:data:`EXEMPLARS_FROM`). Raises ValueError for
+    another name."""
+    try:
+        return EXEMPLARS_FROM[exemplars_from]
+    except KeyError:
+        raise ValueError(f"grpo.exemplars_from {exemplars_from!r}: write store (earlier candidates of the task with "
+                         "their scores) or reference (the task's reference as ModelNew alone)") from None
 
 
 def exemplars_from_store(store: ResultStore, task: Task, keep: RowFilter | None = None) -> list[Exemplar]:

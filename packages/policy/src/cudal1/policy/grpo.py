@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from .action_space import menu_text
-from .contrastive import build_prompt_rows
+from .contrastive import build_prompt_rows, row_filter
 from .loading import is_peft, release_cached_gpu_memory
 from .merging import adapters_merged
 from .recipe import Recipe
@@ -146,7 +146,7 @@ def run_grpo(model: Any, tokenizer: Any, recipe: Recipe, tasks: list, store: Any
         reward.stage = f"grpo:{r}"
         rows = build_prompt_rows(store, tasks, n=g.exemplars, tau=g.tau, bucket_width=g.bucket_width, rng=rng,
                                  count_tokens=count_tokens, max_tokens=g.prompt_budget_tokens,
-                                 per_task=max(1, g.prompts_per_task), menu=menu)
+                                 per_task=max(1, g.prompts_per_task), menu=menu, keep=row_filter(g.exemplars_from))
         rng.shuffle(rows)  # every train task, every round
         run.log("grpo_round_prompts", round=r, prompts=len(rows), tasks=[x["task"] for x in rows],
                 exemplars=[x["exemplars"] for x in rows], shown=[x["shown"] for x in rows],

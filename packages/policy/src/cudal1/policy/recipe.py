@@ -175,7 +175,15 @@ class GRPOSection:
     ``steps_per_generation``, counted in prompts): 1 (default, as trl) draws each step's group just before its
     step; 0 draws the whole round at once, and its steps then train on completions of the round's starting policy
     (trl corrects for that with importance weights). On a GPU a small policy's generation step costs about the same
-    for 8 sequences as for 64 (benchmarks/results/2026-12-05-learning-h200.md), so GPU recipes draw the round at once."""
+    for 8 sequences as for 64 (benchmarks/results/2026-12-05-learning-h200.md), so GPU recipes draw the round at once.
+
+    ``exemplars_from``: what a GRPO (and self-training) prompt shows of its own task: ``store`` (default), its earlier
+    candidates with their measured scores, CUDA-L1's contrastive prompt; ``reference``, the task's reference rewritten
+    as ModelNew alone, the prompt of the held-out evaluation and of the SFT data's contrastive examples
+    (:data:`cudal1.policy.contrastive.EXEMPLARS_FROM`). With ``store``, once a task has an improvement every prompt
+    shows it, and an answer equal to it earns what a copy earns (``reward.shown_copies``) whether the policy copied it
+    or wrote it from its weights; with ``reference`` nothing in the prompt answers it, and each answer is paid as
+    measured (issue 42, attempt 6: benchmarks/results/2026-12-07-learning-v3-seeds01-h100.md)."""
 
     enabled: bool = True
     rounds: int = 2
@@ -189,6 +197,7 @@ class GRPOSection:
     learning_rate: float = 1e-6
     beta: float = 0.0
     exemplars: int = 2
+    exemplars_from: str = "store"
     tau: float = 1.0
     bucket_width: float = 0.25
     prompt_budget_tokens: int = 3072
@@ -319,7 +328,12 @@ class Recipe:
         if self.eval.fork_workers not in (None, True, False):
             raise RecipeError(f"eval.fork_workers {self.eval.fork_workers!r}: write true (workers forked from warm "
                               "templates), false (started) or null (the pool's default)")
+        from .contrastive import EXEMPLARS_FROM
         from .rewarding import SHOWN_COPIES
+
+        if self.grpo.exemplars_from not in EXEMPLARS_FROM:
+            raise RecipeError(f"grpo.exemplars_from {self.grpo.exemplars_from!r}: write store (earlier candidates of the "
+                              "task with their scores) or reference (the task's reference as ModelNew alone)")
 
         if self.reward.shown_copies not in SHOWN_COPIES:
             raise RecipeError(f"reward.shown_copies {self.reward.shown_copies!r}: write unchanged (a handed-back "

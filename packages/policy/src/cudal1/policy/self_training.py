@@ -18,7 +18,7 @@ from cudal1.harness.novelty import normalised_source
 from .action_space import menu_text
 from .backends.base import SamplingParams
 from .backends.transformers_local import TransformersBackend
-from .contrastive import build_prompt_rows
+from .contrastive import build_prompt_rows, row_filter
 from .recipe import Recipe
 from .rewarding import append_jsonl, completion_row, parse_completion
 from .run_log import RunDir, peak_rss_gib
@@ -38,7 +38,8 @@ def self_train(model: Any, tokenizer: Any, recipe: Recipe, tasks: Sequence[Task]
         rows = build_prompt_rows(store, list(tasks), n=recipe.grpo.exemplars, tau=recipe.grpo.tau,
                                  bucket_width=recipe.grpo.bucket_width, rng=rng,
                                  count_tokens=lambda s: len(tokenizer(s, add_special_tokens=False)["input_ids"]),
-                                 max_tokens=recipe.grpo.prompt_budget_tokens, menu=menu_text(recipe.action_space))
+                                 max_tokens=recipe.grpo.prompt_budget_tokens, menu=menu_text(recipe.action_space),
+                                 keep=row_filter(recipe.grpo.exemplars_from))
         backend = TransformersBackend(model, tokenizer, batch_size=recipe.policy.generation_batch,
                                       merge_adapters=recipe.policy.merge_for_generation)
         params = SamplingParams(max_new_tokens=st.max_new_tokens, temperature=st.temperature, n=st.samples_per_task,
