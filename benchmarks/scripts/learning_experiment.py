@@ -399,14 +399,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(args.out)
     ran = out / "recipe.yaml"  # what the folder's arms ran: a report keeps it, a continuation must match it
-    if ran.exists() and load_recipe(str(ran)) != resolved:
-        if not args.report:
-            print(f"learning_experiment: {out} ran another recipe than {args.recipe} with these overrides (see "
-                  f"{ran}): continue it with the overrides it ran, or start a new --out", file=sys.stderr)
-            return 2
-    else:
+    if not ran.exists():
         out.mkdir(parents=True, exist_ok=True)
         ran.write_text(resolved.to_yaml())
+    elif not args.report and load_recipe(str(ran)) != resolved:
+        print(f"learning_experiment: {out} ran another recipe than {args.recipe} with these overrides (see {ran}): "
+              "continue it with the overrides it ran, or start a new --out", file=sys.stderr)
+        return 2
     seconds: dict[int, dict[str, float]] = {}
     deadline = time.monotonic() + args.budget_s if args.budget_s else None
     stopped = False

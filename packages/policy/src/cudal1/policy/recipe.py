@@ -328,13 +328,13 @@ class Recipe:
         if self.eval.fork_workers not in (None, True, False):
             raise RecipeError(f"eval.fork_workers {self.eval.fork_workers!r}: write true (workers forked from warm "
                               "templates), false (started) or null (the pool's default)")
-        from .contrastive import EXEMPLARS_FROM
+        from .contrastive import row_filter
         from .rewarding import SHOWN_COPIES
 
-        if self.grpo.exemplars_from not in EXEMPLARS_FROM:
-            raise RecipeError(f"grpo.exemplars_from {self.grpo.exemplars_from!r}: write store (earlier candidates of the "
-                              "task with their scores) or reference (the task's reference as ModelNew alone)")
-
+        try:
+            row_filter(self.grpo.exemplars_from)
+        except ValueError as e:
+            raise RecipeError(str(e)) from e
         if self.reward.shown_copies not in SHOWN_COPIES:
             raise RecipeError(f"reward.shown_copies {self.reward.shown_copies!r}: write unchanged (a handed-back "
                               "exemplar earns what the reference handed back earns) or paid (its measured speedup)")
